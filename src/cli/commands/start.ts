@@ -1,0 +1,55 @@
+import type { Command } from 'commander';
+import { envLogLevel } from '../../config/load.js';
+import { LOG_LEVELS } from '../../config/schema.js';
+import { startDaemon } from '../../daemon/boot.js';
+import { daemonPlugins, baileysFactory } from '../../daemon/plugins.js';
+import { UserError } from '../../domain/errors.js';
+import { globals, parsePort } from '../context.js';
+
+interface StartOptions {
+  host?: string;
+  port?: number;
+  logLevel?: string;
+}
+
+export function registerStart(program: Command): void {
+  program
+    .command('start')
+    .description('run the daemon in the foreground (initialises a fresh data dir with defaults first)')
+    .option('--host <host>', 'override config host')
+    .option('--port <port>', 'override config port (0 = any free port)', parsePort)
+    .option('--log-level <level>', `log level (${LOG_LEVELS.join(', ')}); env LOG_LEVEL`)
+    .action(async (opts: StartOptions, cmd: Command) => {
+      const { dataDir } = globals(cmd);
+      const logLevel = opts.logLevel ?? envLogLevel();
+      if (logLevel !== undefined && !(LOG_LEVELS as readonly string[]).includes(logLevel)) {
+        throw new UserError(`--log-level: expected one of ${LOG_LEVELS.join(', ')}, got ${JSON.stringify(logLevel)}`, 2);
+      }
+      const daemon = await startDaemon({
+        dataDir,
+        ...(opts.host !== undefined ? { host: opts.host } : {}),
+        ...(opts.port !== undefined ? { port: opts.port } : {}),
+        ...(logLevel !== undefined ? { logLevel } : {}),
+        baileysFactory,
+        plugins: daemonPlugins(),
+        onInitialised: (secret) => {
+          // Plain text on stderr, once, so it never lands in the JSON log stream.
+          process.stderr.write(
+            `\nInitialised ${dataDir} with default settings.\nServer secret (X-API-Secret), shown once, store it now:\n\n  ${secret}\n\n`,
+          );
+        },
+      });
+      const shutdown = (signal: string): void => {
+        daemon.deps.logger.info({ signal }, 'signal received');
+        daemon.close().then(
+          () => process.exit(0),
+          (err: unknown) => {
+            daemon.deps.logger.error({ err }, 'shutdown failed');
+            process.exit(1);
+          },
+        );
+      };
+      process.once('SIGTERM', () => shutdown('SIGTERM'));
+      process.once('SIGINT', () => shutdown('SIGINT'));
+    });
+}

@@ -1,0 +1,51 @@
+import { readFileSync, existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { UserError, errorMessage } from '../domain/errors.js';
+import { writeFileAtomic } from '../store/atomic-write.js';
+import { validateConfig } from './validate.js';
+import type { GatewayConfig } from './schema.js';
+
+export const CONFIG_FILE = 'config.json';
+
+/** The data dir from `--data-dir`, else GATEWAY_DATA_DIR, else ./data. Only src/config reads env. */
+export function resolveDataDir(flag: string | undefined): string {
+  return resolve(flag ?? process.env.GATEWAY_DATA_DIR ?? 'data');
+}
+
+/** LOG_LEVEL from the environment, if set. */
+export function envLogLevel(): string | undefined {
+  return process.env.LOG_LEVEL || undefined;
+}
+
+export function configPath(dataDir: string): string {
+  return join(dataDir, CONFIG_FILE);
+}
+
+export function isInitialised(dataDir: string): boolean {
+  return existsSync(configPath(dataDir));
+}
+
+/** Reads and validates DATA_DIR/config.json; a missing, unreadable or invalid file is a UserError. */
+export function loadConfig(dataDir: string): GatewayConfig {
+  const file = configPath(dataDir);
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
+      throw new UserError(`${file} not found: run "gateway init" (or "gateway start", which initialises with defaults)`);
+    }
+    throw new UserError(`${file}: cannot read: ${errorMessage(err)}`);
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (err) {
+    throw new UserError(`${file}: not valid JSON (${errorMessage(err)}); fix or restore it, the file was left untouched`);
+  }
+  return validateConfig(raw, file);
+}
+
+export async function saveConfig(dataDir: string, config: GatewayConfig): Promise<void> {
+  await writeFileAtomic(configPath(dataDir), `${JSON.stringify(config, null, 2)}\n`);
+}

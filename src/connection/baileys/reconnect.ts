@@ -1,0 +1,117 @@
+/**
+ * What to do when a Baileys socket closes: a pure function of the close code and a few counters,
+ * so the policy is testable without sockets or timers. Codes are Baileys' `DisconnectReason`
+ * values (`lastDisconnect.error.output.statusCode`), written out here so this file stays free of
+ * Baileys imports.
+ */
+
+export const CLOSE_CODES = {
+  loggedOut: 401,
+  forbidden: 403,
+  versionRefused: 405,
+  timedOut: 408,
+  multideviceMismatch: 411,
+  connectionClosed: 428,
+  connectionReplaced: 440,
+  badSession: 500,
+  unavailableService: 503,
+  restartRequired: 515,
+} as const;
+
+export interface ReconnectSettings {
+  /** Consecutive closes without reaching `open` after which we stop retrying. */
+  maxReconnectAttempts: number;
+  /** Unscanned QR codes after which pairing stops. */
+  maxQrRefreshes: number;
+  reconnectBaseMs: number;
+  reconnectMaxMs: number;
+}
+
+export interface CloseContext {
+  /** The close code, undefined when the socket ended without an error. */
+  code: number | undefined;
+  /** Closes since the socket last reached `open` (or since `start()`), this one included. */
+  failures: number;
+  /** QR codes shown since `start()` without a successful pairing. */
+  qrShown: number;
+  /** Whether the credentials hold a paired account. */
+  paired: boolean;
+}
+
+export type CloseDecision =
+  | { action: 'reconnect'; delayMs: number; clearCredentials: boolean; reason: string }
+  | { action: 'stop'; clearCredentials: boolean; reason: string };
+
+/** "Capped exponential backoff with equal jitter": never below half the step, so never a tight loop. */
+export function backoffDelay(attempt: number, baseMs: number, maxMs: number, random: () => number = Math.random): number {
+  const exponent = Math.max(0, attempt - 1);
+  // 2 ** 30 already dwarfs any sane cap; clamping keeps the arithmetic finite.
+  const step = Math.min(maxMs, baseMs * 2 ** Math.min(exponent, 30));
+  const half = step / 2;
+  return Math.round(half + random() * half);
+}
+
+function describe(code: number | undefined): string {
+  return code === undefined ? 'connection closed' : `connection closed (${code})`;
+}
+
+export function decideOnClose(ctx: CloseContext, settings: ReconnectSettings, random: () => number = Math.random): CloseDecision {
+  const { code, failures } = ctx;
+
+  switch (code) {
+    case CLOSE_CODES.forbidden:
+      return {
+        action: 'stop',
+        clearCredentials: false,
+        reason: 'WhatsApp refused this account (403 forbidden; often a ban): not reconnecting',
+      };
+    case CLOSE_CODES.versionRefused:
+      return {
+        action: 'stop',
+        clearCredentials: false,
+        reason: 'WhatsApp refused the WA Web version (405): set baileys.version in config to a current one',
+      };
+    case CLOSE_CODES.connectionReplaced:
+      // Reconnecting would kick the other client, which would kick us back: a ban-worthy loop.
+      return {
+        action: 'stop',
+        clearCredentials: false,
+        reason: 'connection replaced (440): another client is using this session; not reconnecting until started again',
+      };
+    default:
+      break;
+  }
+
+  const loggedOut = code === CLOSE_CODES.loggedOut || code === CLOSE_CODES.multideviceMismatch;
+
+  if (!loggedOut && !ctx.paired && ctx.qrShown >= settings.maxQrRefreshes) {
+    return { action: 'stop', clearCredentials: false, reason: `QR not scanned (${ctx.qrShown} codes shown)` };
+  }
+
+  if (failures > settings.maxReconnectAttempts) {
+    return {
+      action: 'stop',
+      clearCredentials: loggedOut,
+      reason: `gave up after ${settings.maxReconnectAttempts} failed reconnects (last: ${describe(code)})`,
+    };
+  }
+
+  if (loggedOut) {
+    // Fresh credentials then a QR: delayed like any failure so a server that keeps answering 401
+    // cannot spin us, and counted so it ends at the cap.
+    return {
+      action: 'reconnect',
+      delayMs: backoffDelay(failures, settings.reconnectBaseMs, settings.reconnectMaxMs, random),
+      clearCredentials: true,
+      reason: code === CLOSE_CODES.loggedOut ? 'logged out (401): pairing again' : 'device link invalid (411): pairing again',
+    };
+  }
+
+  if (code === CLOSE_CODES.restartRequired && failures <= 1) {
+    // The normal step right after a scan; only the first in a row is free.
+    return { action: 'reconnect', delayMs: 0, clearCredentials: false, reason: 'restart required (515)' };
+  }
+
+  const delayMs = backoffDelay(failures, settings.reconnectBaseMs, settings.reconnectMaxMs, random);
+  return { action: 'reconnect', delayMs, clearCredentials: false, reason: `${describe(code)}, retrying` };
+}

@@ -1,0 +1,184 @@
+import { randomBytes } from 'node:crypto';
+import { rm, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { GatewayError } from '../domain/errors.js';
+import type { ConnectionStatus, InboundMessage, MessageType } from '../domain/types.js';
+import { ensureDir, writeFileAtomic } from '../store/atomic-write.js';
+import type { Connection, ConnectionHooks, Outgoing } from './types.js';
+
+export interface SentRecord {
+  messageId: string;
+  phone: string;
+  type: MessageType;
+  message?: string;
+  caption?: string;
+  sentAt: string;
+}
+
+export interface SandboxOptions {
+  /** Where the simulated "credentials" (paired or not) live, so a restart stays connected. */
+  authDir: string;
+  /** Delay before the first QR; DESIGN.md asks for under a second. */
+  qrDelayMs?: number;
+  /** Messages kept for `GET /sandbox/sent`. */
+  sentLimit?: number;
+  now?: () => number;
+}
+
+/** WhatsApp-style message ids: 20 upper-case hex digits. */
+export function newMessageId(prefix = '3EB0'): string {
+  return prefix + randomBytes(8).toString('hex').toUpperCase();
+}
+
+/**
+ * The in-process connection: same interface and state machine as the Baileys one, driven by the
+ * sandbox routes instead of a phone.
+ */
+export class SandboxConnection implements Connection {
+  private state: ConnectionStatus = 'disconnected';
+  private currentQr: string | null = null;
+  private lastReason: string | null = null;
+  private readonly sentLog: SentRecord[] = [];
+  private timer: NodeJS.Timeout | null = null;
+  private running = false;
+  private readonly credsFile: string;
+
+  constructor(
+    readonly instanceId: string,
+    private readonly hooks: ConnectionHooks,
+    private readonly options: SandboxOptions,
+  ) {
+    this.credsFile = join(options.authDir, `${instanceId}.sandbox.json`);
+  }
+
+  get status(): ConnectionStatus {
+    return this.state;
+  }
+  get qr(): string | null {
+    return this.state === 'qr_code_generated' ? this.currentQr : null;
+  }
+  get reason(): string | null {
+    return this.lastReason;
+  }
+
+  private setStatus(to: ConnectionStatus, reason?: string): void {
+    const from = this.state;
+    if (from === to) return;
+    this.state = to;
+    this.lastReason = reason ?? null;
+    try {
+      this.hooks.onStatus(reason === undefined ? { from, to } : { from, to, reason });
+    } catch {
+      // A hook failure must not break the state machine.
+    }
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.setStatus('initializing', 'starting');
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      void this.afterStart();
+    }, this.options.qrDelayMs ?? 50);
+    this.timer.unref();
+  }
+
+  private async afterStart(): Promise<void> {
+    if (!this.running) return;
+    if (await this.isPaired()) {
+      this.setStatus('connected', 'restored session');
+    } else {
+      this.showQr();
+    }
+  }
+
+  private showQr(): void {
+    this.currentQr = `sandbox:${this.instanceId}:${randomBytes(12).toString('base64url')}`;
+    this.setStatus('qr_code_generated', 'waiting for scan');
+    try {
+      this.hooks.onQr(this.currentQr);
+    } catch {
+      // see setStatus
+    }
+  }
+
+  private async isPaired(): Promise<boolean> {
+    try {
+      await readFile(this.credsFile);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    this.setStatus('disconnected', 'stopped');
+  }
+
+  async logout(): Promise<void> {
+    await this.stop();
+    await rm(this.credsFile, { force: true });
+  }
+
+  /** The simulated phone scans the QR (or reconnects after `disconnect`). */
+  async scan(): Promise<void> {
+    if (this.state === 'connected') return;
+    await ensureDir(this.options.authDir);
+    await writeFileAtomic(this.credsFile, JSON.stringify({ sandbox: true, pairedAt: new Date(this.now()).toISOString() }));
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    this.running = true;
+    this.setStatus('connected', 'scanned');
+  }
+
+  /** Simulates a dropped connection; credentials stay, `scan` reconnects. */
+  disconnect(): void {
+    this.setStatus('disconnected', 'disconnected by sandbox');
+  }
+
+  /** Simulates a received message; resolves once it is durably stored. */
+  async inbound(input: { from: string; message: string; name?: string }): Promise<InboundMessage> {
+    if (this.state !== 'connected') throw new GatewayError('CONNECTION_NOT_READY', `instance is ${this.state}, not connected`);
+    const digits = input.from.slice(1);
+    const message: InboundMessage = {
+      messageId: newMessageId('SBX'),
+      from: input.from,
+      ...(input.name ? { fromName: input.name } : {}),
+      chatId: `${digits}@s.whatsapp.net`,
+      isGroup: false,
+      type: 'text',
+      text: input.message,
+      timestamp: new Date(this.now()).toISOString(),
+    };
+    await this.hooks.onMessage(message);
+    return message;
+  }
+
+  async send(message: Outgoing): Promise<{ messageId: string }> {
+    if (this.state !== 'connected') throw new GatewayError('CONNECTION_NOT_READY', `instance is ${this.state}, not connected`);
+    const record: SentRecord = {
+      messageId: newMessageId(),
+      phone: message.phone,
+      type: message.kind === 'text' ? 'text' : message.mediaType,
+      sentAt: new Date(this.now()).toISOString(),
+    };
+    if (message.kind === 'text') record.message = message.text;
+    else if (message.caption !== undefined) record.caption = message.caption;
+    this.sentLog.push(record);
+    const limit = this.options.sentLimit ?? 1000;
+    if (this.sentLog.length > limit) this.sentLog.splice(0, this.sentLog.length - limit);
+    return { messageId: record.messageId };
+  }
+
+  sent(): readonly SentRecord[] {
+    return this.sentLog;
+  }
+
+  private now(): number {
+    return this.options.now ? this.options.now() : Date.now();
+  }
+}

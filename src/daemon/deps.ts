@@ -1,0 +1,26 @@
+import type { Logger } from 'pino';
+import type { GatewayConfig } from '../config/schema.js';
+import type { ConnectionManager } from '../connection/manager.js';
+import type { Clock } from '../domain/clock.js';
+import type { EventBus } from '../events/bus.js';
+import type { CreditLedger } from '../plans/credit-ledger.js';
+import type { CreditStore } from '../store/credits.js';
+import type { InstanceStore } from '../store/instances.js';
+
+/** Checks a webhook URL may be used (SSRF policy); throws a GatewayError/UserError if not. */
+export type WebhookTargetCheck = (url: string) => Promise<void>;
+
+/** Everything the HTTP app is built from; no part of it reaches for a singleton. */
+export interface AppDeps {
+  config: GatewayConfig;
+  instances: InstanceStore;
+  credits: CreditStore;
+  ledger: CreditLedger;
+  manager: ConnectionManager;
+  bus: EventBus;
+  clock: Clock;
+  logger: Logger;
+  checkWebhookTarget: WebhookTargetCheck;
+  /** Re-reads the store and syncs connections after the daemon itself changed it. */
+  reload(): Promise<void>;
+}

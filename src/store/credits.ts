@@ -1,0 +1,76 @@
+import { rm } from 'node:fs/promises';
+import { ensureDir } from './atomic-write.js';
+import { AtomicJsonFile } from './json-file.js';
+import { withFileLock } from './lock.js';
+import { storePaths, type StorePaths } from './paths.js';
+
+/**
+ * Hot plan data: one small file per instance, so a debit rewrites a few bytes whatever the number
+ * of instances.
+ */
+export interface CreditsDoc {
+  balance: number;
+  /** Lifetime credits spent, for metrics and support. */
+  spent: number;
+}
+
+function isCreditsDoc(v: unknown): v is CreditsDoc {
+  if (typeof v !== 'object' || v === null) return false;
+  const d = v as Record<string, unknown>;
+  return Number.isSafeInteger(d.balance) && (d.balance as number) >= 0 && Number.isSafeInteger(d.spent);
+}
+
+const EMPTY: CreditsDoc = { balance: 0, spent: 0 };
+
+export class CreditStore {
+  readonly paths: StorePaths;
+
+  constructor(dataDir: string) {
+    this.paths = storePaths(dataDir);
+  }
+
+  private file(id: string): AtomicJsonFile<CreditsDoc> {
+    return new AtomicJsonFile(this.paths.credits(id), isCreditsDoc);
+  }
+
+  /** A lock-free read: writes are atomic renames, so this sees the old or the new file. */
+  async read(id: string): Promise<CreditsDoc> {
+    return (await this.file(id).read()) ?? { ...EMPTY };
+  }
+
+  /** Locked read-modify-write of one instance's credits. */
+  async update<R>(id: string, fn: (doc: CreditsDoc) => R): Promise<{ doc: CreditsDoc; result: R }> {
+    await ensureDir(this.paths.creditsDir);
+    const file = this.file(id);
+    return withFileLock(file.file, async () => {
+      const doc = (await file.read()) ?? { ...EMPTY };
+      const result = fn(doc);
+      await file.write(doc);
+      return { doc, result };
+    });
+  }
+
+  async add(id: string, amount: number): Promise<CreditsDoc> {
+    return (await this.update(id, (d) => {
+      d.balance += amount;
+    })).doc;
+  }
+
+  /**
+   * Debits up to `amount` (never below zero) and returns how much was debited. The daemon holds
+   * credits in memory before sending, so a short debit means someone edited the file by hand.
+   */
+  async debit(id: string, amount: number): Promise<{ doc: CreditsDoc; debited: number }> {
+    const { doc, result } = await this.update(id, (d) => {
+      const debited = Math.min(amount, d.balance);
+      d.balance -= debited;
+      d.spent += debited;
+      return debited;
+    });
+    return { doc, debited: result };
+  }
+
+  async remove(id: string): Promise<void> {
+    await rm(this.paths.credits(id), { force: true });
+  }
+}

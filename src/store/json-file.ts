@@ -1,0 +1,69 @@
+import { readFile } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
+import { Low, type Adapter } from 'lowdb';
+import { UserError, errorMessage } from '../domain/errors.js';
+import { writeFileAtomic } from './atomic-write.js';
+
+/** A store file that will not parse. It is never overwritten: the user must fix or restore it. */
+export class CorruptStoreError extends UserError {
+  readonly file: string;
+  constructor(file: string, detail: string) {
+    super(`${file}: store file is corrupt (${detail}); the gateway refuses to start or write until it is fixed or restored from a backup, and left it untouched`, 3);
+    this.name = 'CorruptStoreError';
+    this.file = file;
+  }
+}
+
+function parse<T>(file: string, text: string, check: (v: unknown) => v is T): T {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    throw new CorruptStoreError(file, errorMessage(err));
+  }
+  if (!check(value)) throw new CorruptStoreError(file, 'unexpected shape');
+  return value;
+}
+
+/**
+ * A lowdb adapter: strict reads (a torn or foreign file throws instead of starting over empty) and
+ * atomic, fsynced writes.
+ */
+export class AtomicJsonFile<T> implements Adapter<T> {
+  constructor(
+    readonly file: string,
+    private readonly check: (v: unknown) => v is T,
+  ) {}
+
+  async read(): Promise<T | null> {
+    let text: string;
+    try {
+      text = await readFile(this.file, 'utf8');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw new UserError(`${this.file}: cannot read (${errorMessage(err)})`, 3);
+    }
+    return parse(this.file, text, this.check);
+  }
+
+  readSync(): T | null {
+    let text: string;
+    try {
+      text = readFileSync(this.file, 'utf8');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw new UserError(`${this.file}: cannot read (${errorMessage(err)})`, 3);
+    }
+    return parse(this.file, text, this.check);
+  }
+
+  async write(data: T): Promise<void> {
+    await writeFileAtomic(this.file, JSON.stringify(data));
+  }
+}
+
+/** A lowdb database over one AtomicJsonFile. */
+export function openLow<T>(file: string, check: (v: unknown) => v is T, defaults: () => T): { db: Low<T>; adapter: AtomicJsonFile<T> } {
+  const adapter = new AtomicJsonFile<T>(file, check);
+  return { db: new Low<T>(adapter, defaults()), adapter };
+}
