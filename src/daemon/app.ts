@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import Koa, { type Middleware } from 'koa';
 import Router from '@koa/router';
-import { SendService, type SendObserver } from '../sending/send-service.js';
+import type { SendService } from '../sending/send-service.js';
 import { AuthFailureLimiter } from './auth-limiter.js';
 import { requireInstanceKey, requireServerSecret, type InstanceState } from './auth.js';
 import type { AppDeps } from './deps.js';
@@ -17,13 +17,10 @@ export type RouteExtension = (router: Router, parts: { deps: AppDeps; auth: Retu
 
 export interface AppOptions {
   extensions?: RouteExtension[];
-  sendObserver?: SendObserver;
-  /** Sees every finished request (metrics). */
-  onRequest?: (info: { method: string; route: string; status: number; ms: number }) => void;
 }
 
 /** One JSON log line per request: id, instance, status, time; never a key or a message body. */
-function requestLog(deps: AppDeps, options: AppOptions): Middleware {
+function requestLog(deps: AppDeps): Middleware {
   return async (ctx, next) => {
     const started = process.hrtime.bigint();
     const requestId = ctx.get('x-request-id').slice(0, 64) || randomUUID();
@@ -34,7 +31,7 @@ function requestLog(deps: AppDeps, options: AppOptions): Middleware {
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
       const instanceId = (ctx.state as Partial<InstanceState>).instance?.id;
       const route = (ctx as { _matchedRoute?: string })._matchedRoute ?? 'unmatched';
-      options.onRequest?.({ method: ctx.method, route: String(route), status: ctx.status, ms });
+      deps.metrics.request({ method: ctx.method, route: String(route), status: ctx.status, ms });
       if (ctx.path !== '/healthz' || ctx.status !== 200) {
         deps.logger.info({ requestId, method: ctx.method, route, instanceId, status: ctx.status, ms: Math.round(ms * 10) / 10, ip: ctx.ip }, 'request');
       }
@@ -43,14 +40,14 @@ function requestLog(deps: AppDeps, options: AppOptions): Middleware {
 }
 
 /** Builds the Koa app from its parts; it does not listen (only the boot module does). */
-export function createApp(deps: AppDeps, options: AppOptions = {}): { app: Koa; sender: SendService } {
+export function createApp(deps: AppDeps, options: AppOptions = {}): Koa {
   const app = new Koa({ proxy: false });
   app.silent = true;
   const router = new Router();
   const limiter = new AuthFailureLimiter(deps.config.rateLimit.authFailures, deps.config.rateLimit.authWindowMs, () => deps.clock.now());
   const auth = requireInstanceKey(deps, limiter);
   const secretAuth = requireServerSecret(deps, limiter);
-  const sender = new SendService(deps, options.sendObserver);
+  const sender = deps.sender;
 
   router.get('/healthz', (ctx) => {
     ctx.body = { ok: true };
@@ -62,8 +59,8 @@ export function createApp(deps: AppDeps, options: AppOptions = {}): { app: Koa; 
   sandboxRoutes(router, deps, auth);
   for (const extend of options.extensions ?? []) extend(router, { deps, auth, sender });
 
-  app.use(requestLog(deps, options));
+  app.use(requestLog(deps));
   app.use(errorMiddleware(deps.logger));
   app.use(router.routes());
-  return { app, sender };
+  return app;
 }

@@ -8,6 +8,8 @@ import { SandboxConnection } from '../connection/sandbox.js';
 import type { ConnectionFactory } from '../connection/types.js';
 import { systemClock, type Clock } from '../domain/clock.js';
 import { EventBus } from '../events/bus.js';
+import { noMetrics, type MetricsSink } from '../domain/metrics.js';
+import { SendService } from '../sending/send-service.js';
 import { CreditLedger } from '../plans/credit-ledger.js';
 import { ensureDir } from '../store/atomic-write.js';
 import { CreditStore } from '../store/credits.js';
@@ -100,7 +102,12 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
       await instances.load();
       manager.sync(instances.list());
     };
+    const metrics: MetricsSink = { ...noMetrics };
+    const sender = new SendService({ instances, ledger, manager, clock, logger, get metrics() { return deps.metrics; } });
     const deps: AppDeps = {
+      sender,
+      metrics,
+      gauges: { outboxDepth: () => 0 },
       config,
       instances,
       credits,
@@ -117,7 +124,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
 
     const appOptions: AppOptions = { ...options.appOptions, extensions: [...(options.appOptions?.extensions ?? [])] };
     for (const plugin of options.plugins ?? []) await plugin.setup(deps, { appOptions });
-    const { app } = createApp(deps, appOptions);
+    const app = createApp(deps, appOptions);
     manager.sync(instances.list());
 
     const stopWatching = watchStore({

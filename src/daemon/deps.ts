@@ -6,6 +6,8 @@ import type { EventBus } from '../events/bus.js';
 import type { CreditLedger } from '../plans/credit-ledger.js';
 import type { CreditStore } from '../store/credits.js';
 import type { InstanceStore } from '../store/instances.js';
+import type { Gauges, MetricsSink } from '../domain/metrics.js';
+import type { SendService } from '../sending/send-service.js';
 
 /** Checks a webhook URL may be used (SSRF policy); throws a GatewayError/UserError if not. */
 export type WebhookTargetCheck = (url: string) => Promise<void>;
@@ -21,6 +23,12 @@ export interface AppDeps {
   clock: Clock;
   logger: Logger;
   checkWebhookTarget: WebhookTargetCheck;
+  /** Sends under the plan rules; API routes and chatbot flows both use it. */
+  sender: SendService;
+  /** Replaced by the metrics plugin; no-op by default. */
+  metrics: MetricsSink;
+  /** Filled in by the parts that own the figures. */
+  gauges: Gauges;
   /** Re-reads the store and syncs connections after the daemon itself changed it. */
   reload(): Promise<void>;
 }

@@ -6,6 +6,7 @@ import { GatewayError } from '../domain/errors.js';
 import type { CreditLedger, CreditHold } from '../plans/credit-ledger.js';
 import { isPremium, requiresPremium } from '../plans/rules.js';
 import type { InstanceStore } from '../store/instances.js';
+import type { MetricsSink } from '../domain/metrics.js';
 
 export interface SendResult {
   messageId: string;
@@ -18,11 +19,8 @@ export interface SendDeps {
   manager: ConnectionManager;
   clock: Clock;
   logger: Logger;
-}
-
-/** Observers of send outcomes (metrics); optional. */
-export interface SendObserver {
-  onSend(result: 'sent' | 'failed' | 'refused', code?: string): void;
+  /** Read at each send, so a metrics plugin can replace it after start. */
+  metrics: MetricsSink;
 }
 
 /**
@@ -31,19 +29,17 @@ export interface SendObserver {
  * the send succeeded and before the caller answers 200, and released if the send failed.
  */
 export class SendService {
-  constructor(
-    private readonly deps: SendDeps,
-    private readonly observer?: SendObserver,
-  ) {}
+  constructor(private readonly deps: SendDeps) {}
 
   async send(instanceId: string, message: Outgoing): Promise<SendResult> {
     try {
       const result = await this.sendUnobserved(instanceId, message);
-      this.observer?.onSend('sent');
+      this.deps.metrics.send('sent');
+      if (result.quotaRemaining !== 'unlimited') this.deps.metrics.creditsSpent(1);
       return result;
     } catch (err) {
       const code = err instanceof GatewayError ? err.code : 'INTERNAL';
-      this.observer?.onSend(err instanceof GatewayError && err.status < 500 ? 'refused' : 'failed', code);
+      this.deps.metrics.send(err instanceof GatewayError && err.status < 500 ? 'refused' : 'failed', code);
       throw err;
     }
   }

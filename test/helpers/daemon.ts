@@ -1,0 +1,134 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { loadConfig, saveConfig } from '../../src/config/load.js';
+import type { GatewayConfig } from '../../src/config/schema.js';
+import { startDaemon, type DaemonOptions, type DaemonPlugin, type RunningDaemon } from '../../src/daemon/boot.js';
+import { initialiseDataDir } from '../../src/daemon/init.js';
+import type { Clock } from '../../src/domain/clock.js';
+
+/** Partial config, one level deep per section. */
+export type ConfigPatch = { [K in keyof GatewayConfig]?: GatewayConfig[K] extends object ? Partial<GatewayConfig[K]> : GatewayConfig[K] };
+
+export async function tempDir(prefix = 'gw-test-'): Promise<string> {
+  return mkdtemp(join(tmpdir(), prefix));
+}
+
+/** An initialised data dir with `patch` applied to its config; returns the server secret. */
+export async function prepareDataDir(dataDir: string, patch: ConfigPatch = {}): Promise<string> {
+  const { serverSecret } = await initialiseDataDir(dataDir, {});
+  const config = loadConfig(dataDir);
+  const merged: Record<string, unknown> = { ...config };
+  for (const [k, v] of Object.entries(patch)) {
+    const base = (config as unknown as Record<string, unknown>)[k];
+    merged[k] = typeof v === 'object' && v !== null && !Array.isArray(v) && typeof base === 'object' && base !== null ? { ...base, ...v } : v;
+  }
+  await saveConfig(dataDir, merged as unknown as GatewayConfig);
+  return serverSecret;
+}
+
+export interface ApiResponse {
+  status: number;
+  headers: Headers;
+  body: any; // eslint-disable-line @typescript-eslint/no-explicit-any -- test convenience: bodies are asserted field by field
+}
+
+export interface RequestOptions {
+  key?: string;
+  secret?: string;
+  json?: unknown;
+  body?: BodyInit;
+  headers?: Record<string, string>;
+}
+
+export interface TestDaemon {
+  url: string;
+  dataDir: string;
+  secret: string;
+  daemon: RunningDaemon;
+  request(method: string, path: string, options?: RequestOptions): Promise<ApiResponse>;
+  /** Creates an instance through the API; returns its id and key. */
+  createInstance(body?: Record<string, unknown>): Promise<{ id: string; key: string; body: any }>; // eslint-disable-line @typescript-eslint/no-explicit-any -- see ApiResponse
+  /** A connected sandbox instance. */
+  connectedSandbox(body?: Record<string, unknown>): Promise<{ id: string; key: string }>;
+  close(): Promise<void>;
+}
+
+export interface TestDaemonOptions {
+  config?: ConfigPatch;
+  clock?: Clock;
+  plugins?: DaemonPlugin[];
+  baileysFactory?: DaemonOptions['baileysFactory'];
+  dataDir?: string;
+}
+
+export async function request(base: string, method: string, path: string, options: RequestOptions = {}): Promise<ApiResponse> {
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.key !== undefined) headers['x-api-key'] = options.key;
+  if (options.secret !== undefined) headers['x-api-secret'] = options.secret;
+  let body: BodyInit | undefined = options.body;
+  if (options.json !== undefined) {
+    body = JSON.stringify(options.json);
+    headers['content-type'] ??= 'application/json';
+  }
+  const res = await fetch(base + path, { method, headers, ...(body !== undefined ? { body } : {}) });
+  const text = await res.text();
+  let parsed: unknown = text;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    // not JSON; keep the text
+  }
+  return { status: res.status, headers: res.headers, body: parsed };
+}
+
+/** A real daemon on an ephemeral port with its own data dir; always close() it. */
+export async function startTestDaemon(options: TestDaemonOptions = {}): Promise<TestDaemon> {
+  const dataDir = options.dataDir ?? (await tempDir());
+  const secret = options.dataDir ? '' : await prepareDataDir(dataDir, { webhooks: { allowPrivateTargets: true }, ...options.config });
+  const daemon = await startDaemon({
+    dataDir,
+    port: 0,
+    logger: pino({ level: 'silent' }),
+    ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.plugins ? { plugins: options.plugins } : {}),
+    ...(options.baileysFactory ? { baileysFactory: options.baileysFactory } : {}),
+  });
+  const url = `http://127.0.0.1:${daemon.port}`;
+  const req = (method: string, path: string, o?: RequestOptions) => request(url, method, path, o);
+  const createInstance = async (body: Record<string, unknown> = { sandbox: true }) => {
+    const res = await req('POST', '/api/instances/create', { secret, json: body });
+    if (res.status !== 201) throw new Error(`create failed: ${res.status} ${JSON.stringify(res.body)}`);
+    return { id: res.body.instanceId as string, key: res.body.apiKey as string, body: res.body };
+  };
+  return {
+    url,
+    dataDir,
+    secret,
+    daemon,
+    request: req,
+    createInstance,
+    connectedSandbox: async (body = {}) => {
+      const inst = await createInstance({ sandbox: true, ...body });
+      const scan = await req('POST', `/api/${inst.id}/sandbox/scan`, { key: inst.key });
+      if (scan.status !== 200) throw new Error(`scan failed: ${scan.status}`);
+      return { id: inst.id, key: inst.key };
+    },
+    close: async () => {
+      await daemon.close();
+      if (!options.dataDir) await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Polls `check` until it returns a truthy value or `ms` pass. */
+export async function waitFor<T>(check: () => T | Promise<T>, ms = 3000, label = 'condition'): Promise<NonNullable<T>> {
+  const until = Date.now() + ms;
+  for (;;) {
+    const v = await check();
+    if (v) return v as NonNullable<T>;
+    if (Date.now() > until) throw new Error(`timed out waiting for ${label}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
