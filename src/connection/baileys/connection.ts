@@ -389,6 +389,8 @@ export class BaileysConnection implements Connection {
     );
     this.log.info({ code, failures: this.failures, decision, err: error?.message }, 'socket closed');
     if (decision.clearCredentials) {
+      // The socket is gone now; say so before the (async) removal.
+      this.setStatus('disconnected', decision.reason);
       try {
         await store.remove();
       } catch (err) {

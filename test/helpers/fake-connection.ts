@@ -1,0 +1,56 @@
+import type { Connection, ConnectionFactory, ConnectionHooks, Outgoing } from '../../src/connection/types.js';
+import { GatewayError } from '../../src/domain/errors.js';
+import type { ConnectionStatus } from '../../src/domain/types.js';
+
+/** A scriptable non-sandbox connection for HTTP tests (the Baileys one has its own tests). */
+export class FakeConnection implements Connection {
+  status: ConnectionStatus = 'disconnected';
+  qr: string | null = null;
+  reason: string | null = null;
+  readonly sent: Outgoing[] = [];
+  failNextSend = false;
+
+  constructor(
+    readonly instanceId: string,
+    readonly hooks: ConnectionHooks,
+  ) {}
+
+  set(to: ConnectionStatus, qr: string | null = null): void {
+    const from = this.status;
+    this.status = to;
+    this.qr = qr;
+    this.hooks.onStatus({ from, to });
+    if (qr) this.hooks.onQr(qr);
+  }
+  start(): void {
+    this.set('initializing');
+  }
+  async stop(): Promise<void> {
+    this.set('disconnected');
+  }
+  async logout(): Promise<void> {
+    this.set('disconnected');
+  }
+  async send(message: Outgoing): Promise<{ messageId: string }> {
+    if (this.status !== 'connected') throw new GatewayError('CONNECTION_NOT_READY', 'not connected');
+    if (this.failNextSend) {
+      this.failNextSend = false;
+      throw new Error('socket closed while sending');
+    }
+    this.sent.push(message);
+    return { messageId: `FAKE${this.sent.length}` };
+  }
+}
+
+/** A factory that remembers the connections it made, by instance id. */
+export function fakeFactory(): { factory: () => ConnectionFactory; made: Map<string, FakeConnection> } {
+  const made = new Map<string, FakeConnection>();
+  return {
+    made,
+    factory: () => (record, hooks) => {
+      const c = new FakeConnection(record.id, hooks);
+      made.set(record.id, c);
+      return c;
+    },
+  };
+}
