@@ -17,9 +17,34 @@ export interface DaemonInfo {
  * The lock is a proper-lockfile lock kept fresh while the daemon lives; `daemon.json` tells the CLI
  * where it listens.
  */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** The lock of a daemon that was killed (kill -9, OOM) without releasing it. */
+function isOrphaned(dataDir: string): boolean {
+  try {
+    const info = JSON.parse(readFileSync(`${dataDir}/daemon.json`, 'utf8')) as Partial<DaemonInfo>;
+    return typeof info.pid === 'number' && info.pid > 0 && info.pid !== process.pid && !alive(info.pid);
+  } catch {
+    return false;
+  }
+}
+
 export async function acquireDaemonLock(dataDir: string): Promise<() => Promise<void>> {
   const paths = storePaths(dataDir);
   writeFileSync(paths.daemonLock, '', { mode: FILE_MODE, flag: 'a' });
+  // A daemon killed with SIGKILL leaves its lock behind; its pid tells us it is gone, so a restart
+  // (systemd Restart=on-failure) need not wait for the lock to go stale.
+  if (isOrphaned(dataDir)) {
+    // proper-lockfile only unlocks its own locks; its lock is the `<file>.lock` directory.
+    await rm(`${paths.daemonLock}.lock`, { recursive: true, force: true });
+  }
   try {
     const release = await lockfile.lock(paths.daemonLock, {
       realpath: false,
@@ -31,6 +56,7 @@ export async function acquireDaemonLock(dataDir: string): Promise<() => Promise<
         process.exit(1);
       },
     });
+    await writeDaemonInfo(dataDir, { pid: process.pid, host: '', port: 0, startedAt: new Date().toISOString() });
     return async () => {
       await rm(`${paths.dataDir}/daemon.json`, { force: true });
       await release().catch(() => undefined);

@@ -1,5 +1,4 @@
 import type { Command } from 'commander';
-import { confirm, input } from '@inquirer/prompts';
 import { assertNotInitialised, initialiseDataDir, type InitAnswers } from '../../daemon/init.js';
 import { globals, output, parsePort } from '../context.js';
 
@@ -32,6 +31,7 @@ export function registerInit(program: Command): void {
       if (opts.port !== undefined) answers.port = opts.port;
       if (opts.allowPrivateWebhooks) answers.allowPrivateTargets = true;
       if (!opts.yes && interactive()) {
+        const { confirm, input } = await import('@inquirer/prompts');
         answers.host ??= await input({ message: 'Address to listen on', default: '127.0.0.1' });
         answers.port ??= Number(
           await input({

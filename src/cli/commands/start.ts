@@ -1,8 +1,6 @@
 import type { Command } from 'commander';
 import { envLogLevel } from '../../config/load.js';
 import { LOG_LEVELS } from '../../config/schema.js';
-import { startDaemon } from '../../daemon/boot.js';
-import { daemonPlugins, baileysFactory } from '../../daemon/plugins.js';
 import { UserError } from '../../domain/errors.js';
 import { globals, parsePort } from '../context.js';
 
@@ -25,6 +23,9 @@ export function registerStart(program: Command): void {
       if (logLevel !== undefined && !(LOG_LEVELS as readonly string[]).includes(logLevel)) {
         throw new UserError(`--log-level: expected one of ${LOG_LEVELS.join(', ')}, got ${JSON.stringify(logLevel)}`, 2);
       }
+      // Loaded here so that short CLI commands do not pay for the daemon's imports.
+      const { startDaemon } = await import('../../daemon/boot.js');
+      const { daemonPlugins, baileysFactory } = await import('../../daemon/plugins.js');
       const daemon = await startDaemon({
         dataDir,
         ...(opts.host !== undefined ? { host: opts.host } : {}),

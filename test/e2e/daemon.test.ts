@@ -1,0 +1,111 @@
+import test from 'ava';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { runCli } from '../helpers/cli.js';
+import { startChildDaemon } from '../helpers/child-daemon.js';
+import { request, tempDir, waitFor } from '../helpers/daemon.js';
+
+test('start on a fresh data dir initialises itself, prints the secret once and serves /healthz; SIGTERM exits 0', async (t) => {
+  const dir = join(await tempDir(), 'data');
+  const d = await startChildDaemon(dir);
+  t.regex(d.stderr(), /Server secret \(X-API-Secret\), shown once/);
+  const secret = /\n {2}(gw_secret_\S+)\n/.exec(d.stderr())?.[1];
+  t.truthy(secret);
+  t.false(d.stdout().includes(secret!), 'the secret is not in the log stream');
+  const created = await request(d.url, 'POST', '/api/instances/create', { secret: secret!, json: { sandbox: true } });
+  t.is(created.status, 201);
+  t.false(d.stdout().includes(created.body.apiKey), 'API keys are never logged');
+  for (const line of d.stdout().trim().split('\n')) t.notThrows(() => JSON.parse(line), 'logs are JSON lines');
+  d.kill('SIGTERM');
+  t.is(await d.exited, 0);
+
+  const again = await startChildDaemon(dir);
+  t.false(again.stderr().includes('gw_secret_'), 'the secret is shown only once');
+  again.kill('SIGTERM');
+  t.is(await again.exited, 0);
+});
+
+test('a second daemon on the same data dir refuses to start; a corrupt store stops start-up untouched', async (t) => {
+  const dir = join(await tempDir(), 'data');
+  const first = await startChildDaemon(dir);
+  const second = await runCli(['start', '--port', '0'], { dataDir: dir });
+  t.is(second.code, 1);
+  t.regex(second.stderr, /another gateway daemon is already running/);
+  first.kill('SIGTERM');
+  t.is(await first.exited, 0);
+
+  const torn = '{"version":1,"instan';
+  await writeFile(join(dir, 'instances.json'), torn);
+  const refused = await runCli(['start', '--port', '0'], { dataDir: dir });
+  t.is(refused.code, 3);
+  t.regex(refused.stderr, /instances\.json: store file is corrupt/);
+  t.is(refused.stderr.trim().split('\n').length, 1);
+  t.is(await readFile(join(dir, 'instances.json'), 'utf8'), torn);
+});
+
+test('CLI changes reach the running daemon within a second', async (t) => {
+  const dir = join(await tempDir(), 'data');
+  await runCli(['init', '--yes'], { dataDir: dir });
+  const d = await startChildDaemon(dir);
+  try {
+    await runCli(['instance', 'create', '--sandbox', '--owner', 'first'], { dataDir: dir }); // takes the trial
+    const c = JSON.parse((await runCli(['instance', 'create', '--sandbox', '--owner', 'first', '--json'], { dataDir: dir })).stdout);
+    const status = (key: string) => request(d.url, 'GET', `/api/${c.instanceId}/status`, { key });
+    const t0 = Date.now();
+    await waitFor(async () => (await status(c.apiKey)).status === 200, 1000, 'new instance served');
+    t.is((await status(c.apiKey)).body.quotaRemaining, '0');
+
+    await runCli(['credits', 'add', c.instanceId, '4'], { dataDir: dir });
+    await waitFor(async () => (await status(c.apiKey)).body.quotaRemaining === '4', 1000, 'credits seen');
+
+    const rotated = JSON.parse((await runCli(['key', 'rotate', c.instanceId, '--json'], { dataDir: dir })).stdout);
+    await waitFor(async () => (await status(c.apiKey)).status === 401, 1000, 'old key refused');
+    t.is((await status(rotated.apiKey)).status, 200);
+
+    await runCli(['premium', 'grant', c.instanceId, '--days', '2'], { dataDir: dir });
+    await waitFor(async () => (await status(rotated.apiKey)).body.quotaRemaining === 'unlimited', 1000, 'premium seen');
+
+    await runCli(['instance', 'delete', c.instanceId], { dataDir: dir });
+    await waitFor(async () => (await status(rotated.apiKey)).status === 401, 1000, 'deleted instance refused');
+    t.true(Date.now() - t0 < 10_000);
+  } finally {
+    d.kill('SIGTERM');
+    t.is(await d.exited, 0);
+  }
+});
+
+test('SIGTERM drains an in-flight request before exiting 0', async (t) => {
+  const dir = join(await tempDir(), 'data');
+  const init = JSON.parse((await runCli(['init', '--yes', '--json'], { dataDir: dir })).stdout);
+  const d = await startChildDaemon(dir);
+  const inst = await request(d.url, 'POST', '/api/instances/create', { secret: init.serverSecret, json: { sandbox: true } });
+  await request(d.url, 'POST', `/api/${inst.body.instanceId}/sandbox/scan`, { key: inst.body.apiKey });
+  // A multipart upload that is still streaming when SIGTERM arrives.
+  const boundary = 'XBOUNDARY';
+  const head = `--${boundary}\r\nContent-Disposition: form-data; name="phone"\r\n\r\n+15551234567\r\n--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.txt"\r\nContent-Type: text/plain\r\n\r\n`;
+  const tail = `\r\n--${boundary}--\r\n`;
+  let push!: (chunk: string | null) => void;
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      push = (chunk) => (chunk === null ? controller.close() : controller.enqueue(new TextEncoder().encode(chunk)));
+    },
+  });
+  const pending = fetch(`${d.url}/api/${inst.body.instanceId}/send-media`, {
+    method: 'POST',
+    headers: { 'x-api-key': inst.body.apiKey, 'content-type': `multipart/form-data; boundary=${boundary}` },
+    body,
+    duplex: 'half',
+  } as RequestInit);
+  push(head);
+  push('hello ');
+  await new Promise((r) => setTimeout(r, 300));
+  d.kill('SIGTERM');
+  await new Promise((r) => setTimeout(r, 300));
+  push('world');
+  push(tail);
+  push(null);
+  const res = await pending;
+  t.is(res.status, 200);
+  t.is(((await res.json()) as { mediaType: string }).mediaType, 'document');
+  t.is(await d.exited, 0);
+});
