@@ -57,6 +57,8 @@ export interface Connection {
   logout(): Promise<void>;
   /** Sends now; rejects with CONNECTION_NOT_READY unless connected. Pacing is the caller's. */
   send(message: Outgoing): Promise<{ messageId: string }>;
+  /** Shows "typing..." (or stops it) in a chat before a message; best effort. */
+  sendPresence?(phone: string, state: 'composing' | 'paused'): Promise<void>;
   /** Pairing by code instead of QR (Baileys only); resolves with the 8-character code. */
   requestPairingCode?(phone: string): Promise<string>;
 }

@@ -103,7 +103,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
       manager.sync(instances.list());
     };
     const metrics: MetricsSink = { ...noMetrics };
-    const sender = new SendService({ instances, ledger, manager, clock, logger, get metrics() { return deps.metrics; } });
+    const sender = new SendService({ instances, ledger, manager, clock, logger, typing: config.sending.typing, get metrics() { return deps.metrics; } });
     const deps: AppDeps = {
       sender,
       metrics,

@@ -9,6 +9,8 @@ interface Account {
   pendingFailures: Array<(err: unknown) => void>;
   flushing: boolean;
   stale: boolean;
+  /** Identity (inode) of the file our last debit wrote: its watch event is not news. */
+  ownFile: string | null;
 }
 
 /** A credit reserved for one send; commit() after the send succeeded, release() if it failed. */
@@ -47,7 +49,7 @@ export class CreditLedger {
           }
           return existing;
         }
-        const fresh: Account = { balance: doc.balance, held: 0, pending: [], pendingFailures: [], flushing: false, stale: false };
+        const fresh: Account = { balance: doc.balance, held: 0, pending: [], pendingFailures: [], flushing: false, stale: false, ownFile: null };
         this.accounts.set(id, fresh);
         return fresh;
       });
@@ -67,10 +69,12 @@ export class CreditLedger {
     return this.accounts.get(id)?.balance;
   }
 
-  /** Another process changed the file: re-read it on next use. */
+  /** The file changed on disk: re-read it on next use, unless the change was our own debit. */
   invalidate(id: string): void {
     const a = this.accounts.get(id);
-    if (a) a.stale = true;
+    if (!a) return;
+    if (a.ownFile !== null && a.ownFile === this.store.identity(id)) return;
+    a.stale = true;
   }
 
   forget(id: string): void {
@@ -120,6 +124,7 @@ export class CreditLedger {
       const { doc, debited } = await this.store.debit(id, n);
       if (debited < n) this.logger.warn({ instanceId: id, wanted: n, debited }, 'credit file held fewer credits than reserved (edited by hand?)');
       a.balance = doc.balance;
+      a.ownFile = this.store.identity(id);
       a.held -= n;
       // Each send learns the balance right after its own debit.
       resolvers.forEach((resolve, i) => resolve(Math.max(0, doc.balance + (n - 1 - i))));

@@ -19,6 +19,8 @@ export interface SendDeps {
   manager: ConnectionManager;
   clock: Clock;
   logger: Logger;
+  /** Show typing presence before each message (config sending.typing). */
+  typing?: boolean;
   /** Read at each send, so a metrics plugin can replace it after start. */
   metrics: MetricsSink;
 }
@@ -70,7 +72,13 @@ export class SendService {
         throw new GatewayError('CONNECTION_NOT_READY', `instance is ${status}, not connected`);
       }
       entry.rate.take();
-      const { messageId } = await entry.queue.run(() => entry.connection.send(message));
+      const { messageId } = await entry.queue.run(async () => {
+        if (this.deps.typing && entry.connection.sendPresence) {
+          // A short "typing..." before the message, as a person would; failures do not block it.
+          await entry.connection.sendPresence(message.phone, 'composing').catch(() => undefined);
+        }
+        return entry.connection.send(message);
+      });
       if (!hold) return { messageId, quotaRemaining: 'unlimited' };
       const settled = hold;
       hold = null;

@@ -1,4 +1,5 @@
 import { rm } from 'node:fs/promises';
+import { statSync } from 'node:fs';
 import { ensureDir } from './atomic-write.js';
 import { AtomicJsonFile } from './json-file.js';
 import { withFileLock } from './lock.js';
@@ -68,6 +69,16 @@ export class CreditStore {
       return debited;
     });
     return { doc, debited: result };
+  }
+
+  /** Which version of the file is on disk (each atomic write is a new inode). */
+  identity(id: string): string | null {
+    try {
+      const s = statSync(this.paths.credits(id));
+      return `${s.ino}:${s.mtimeMs}`;
+    } catch {
+      return null;
+    }
   }
 
   async remove(id: string): Promise<void> {

@@ -1,110 +1,26 @@
-import {
-  makeWASocket,
-  type AnyMessageContent,
-  type ConnectionState,
-  type UserFacingSocketConfig,
-  type WAMessage,
-  type WASocket,
-} from '@whiskeysockets/baileys';
+import { makeWASocket, type ConnectionState, type UserFacingSocketConfig, type WAMessage } from '@whiskeysockets/baileys';
 import type { Logger } from 'pino';
 import type { Clock } from '../../domain/clock.js';
 import { systemClock } from '../../domain/clock.js';
 import { GatewayError, errorMessage } from '../../domain/errors.js';
-import { isE164, phoneDigits } from '../../domain/phone.js';
+import { phoneDigits } from '../../domain/phone.js';
 import type { ConnectionStatus, InstanceRecord } from '../../domain/types.js';
 import type { Connection, ConnectionFactory, ConnectionHooks, Outgoing, StatusChange } from '../types.js';
-import { AuthStateCorruptError, AuthStore, authFilePath } from './auth-state.js';
-import { SeenMessages, mapInbound, type LidResolver } from './mapping.js';
+import { AuthStateCorruptError, authFilePath, type AuthStore } from './auth-state.js';
+import { InboundQueue } from './inbound.js';
+import { LazyAuthStore } from './lazy-store.js';
+import type { LidResolver } from './mapping.js';
+import type { BaileysOptions, MakeSocket, SocketLike } from './options.js';
+import { closeCode, toContent, toJid, withTimeout } from './outgoing.js';
 import { CLOSE_CODES, decideOnClose } from './reconnect.js';
 import { RecentSends } from './recent-sends.js';
+import { Waiters } from './waiters.js';
 
-/** `baileys.*` in config.json. */
-export interface BaileysSettings {
-  /** WA Web version; null = the one bundled with Baileys (never fetched from the network). */
-  version: [number, number, number] | null;
-  /** Overrides Baileys' `waWebSocketUrl` (a local protocol double, a proxy); null = WhatsApp's. */
-  webSocketUrl: string | null;
-  maxReconnectAttempts: number;
-  maxQrRefreshes: number;
-  reconnectBaseMs: number;
-  reconnectMaxMs: number;
-  /** Level of Baileys' own logging, which is chatty below 'warn'. */
-  logLevel: string;
-}
-
-/**
- * The part of a Baileys socket the gateway touches, picked from Baileys' own types so an upgrade
- * that changes this surface breaks the build instead of the daemon. The LID store is narrowed to
- * the one method used because the class has private fields no fake could match.
- */
-export type SocketLike = Pick<WASocket, 'ev' | 'user' | 'sendMessage' | 'end' | 'logout' | 'requestPairingCode' | 'sendPresenceUpdate'> & {
-  readonly signalRepository: {
-    readonly lidMapping: Pick<WASocket['signalRepository']['lidMapping'], 'getPNForLID'>;
-  };
-};
-
-export type MakeSocket = (config: UserFacingSocketConfig) => SocketLike;
-
-export interface BaileysOptions {
-  dataDir: string;
-  logger: Logger;
-  settings: BaileysSettings;
-  clock?: Clock;
-  /** Test seam; default Baileys' makeWASocket. */
-  makeSocket?: MakeSocket;
-  /** Jitter source in [0, 1); tests pin it. */
-  random?: () => number;
-  /** Quiet period before credentials are written (default 300 ms). */
-  authDebounceMs?: number;
-  /** How long requestPairingCode waits for WhatsApp to offer pairing (default 60 s). */
-  pairingTimeoutMs?: number;
-}
+export type { BaileysOptions, BaileysSettings, MakeSocket, SocketLike } from './options.js';
 
 /** Bound on waiting for a socket to finish closing, so shutdown cannot hang on a dead network. */
 const END_WAIT_MS = 10_000;
 const LOGOUT_WAIT_MS = 10_000;
-
-function closeCode(error: unknown): number | undefined {
-  if (typeof error !== 'object' || error === null || !('output' in error)) return undefined;
-  const output = (error as { output?: { statusCode?: unknown } }).output;
-  return typeof output?.statusCode === 'number' ? output.statusCode : undefined;
-}
-
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<undefined>((resolve) => {
-    timer = setTimeout(() => resolve(undefined), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
-
-function toJid(phone: string): string {
-  if (!isE164(phone)) throw new GatewayError('INVALID_PHONE', `not an E.164 phone number: ${phone}`);
-  return `${phoneDigits(phone)}@s.whatsapp.net`;
-}
-
-function toContent(message: Outgoing): AnyMessageContent {
-  if (message.kind === 'text') return { text: message.text };
-  // A path, not a Buffer: Baileys streams the file while encrypting instead of loading it whole.
-  const media = { url: message.path };
-  const { mimetype, caption, fileName } = message;
-  switch (message.mediaType) {
-    case 'image':
-      return caption === undefined ? { image: media, mimetype } : { image: media, mimetype, caption };
-    case 'video':
-      return caption === undefined ? { video: media, mimetype } : { video: media, mimetype, caption };
-    case 'audio':
-      // WhatsApp audio messages have no caption field.
-      return { audio: media, mimetype };
-    case 'document':
-      return caption === undefined ? { document: media, mimetype, fileName } : { document: media, mimetype, fileName, caption };
-  }
-}
-
-interface QrWaiter {
-  resolve(sock: SocketLike): void;
-  reject(err: Error): void;
-}
 
 /** One instance's WhatsApp connection over Baileys. See ../types.ts for the contract. */
 export class BaileysConnection implements Connection {
@@ -123,17 +39,14 @@ export class BaileysConnection implements Connection {
   private failures = 0;
   private qrShown = 0;
 
-  private store: AuthStore | null = null;
-  private storeOpening: Promise<AuthStore> | null = null;
-  /** Inbound messages are handed on one at a time, in order; stop() drains this. */
-  private inbound: Promise<void> = Promise.resolve();
-  private readonly seen = new SeenMessages();
+  private readonly store: LazyAuthStore;
+  private readonly inbound: InboundQueue;
   private readonly recent = new RecentSends();
-  private readonly qrWaiters = new Set<QrWaiter>();
+  /** requestPairingCode callers waiting for a socket that shows a QR. */
+  private readonly qrWaiters = new Waiters<SocketLike>();
 
   private readonly log: Logger;
   private readonly baileysLog: Logger;
-  private readonly clock: Clock;
   private readonly makeSocket: MakeSocket;
   private readonly random: () => number;
 
@@ -144,7 +57,9 @@ export class BaileysConnection implements Connection {
   ) {
     this.log = options.logger.child({ instanceId, component: 'baileys-connection' });
     this.baileysLog = options.logger.child({ instanceId, component: 'baileys' }, { level: options.settings.logLevel || 'warn' });
-    this.clock = options.clock ?? systemClock;
+    this.store = new LazyAuthStore(authFilePath(options.dataDir, instanceId), this.log, options.authDebounceMs);
+    const clock: Clock = options.clock ?? systemClock;
+    this.inbound = new InboundQueue((message) => this.hooks.onMessage(message), clock, this.log);
     this.makeSocket = options.makeSocket ?? makeWASocket;
     this.random = options.random ?? Math.random;
   }
@@ -163,7 +78,7 @@ export class BaileysConnection implements Connection {
 
   /** Path of this instance's credentials file. */
   get authFile(): string {
-    return authFilePath(this.options.dataDir, this.instanceId);
+    return this.store.file;
   }
 
   /**
@@ -184,8 +99,8 @@ export class BaileysConnection implements Connection {
     this.clearRetry();
     this.rejectWaiters(new GatewayError('CONNECTION_NOT_READY', 'the connection was stopped'));
     await this.retire();
-    await this.inbound;
-    await this.flushStore();
+    await this.inbound.drain();
+    await this.store.flush();
     this.setStatus('disconnected', 'stopped');
   }
 
@@ -208,10 +123,8 @@ export class BaileysConnection implements Connection {
     } else {
       await this.retire();
     }
-    await this.inbound;
-    const store = await this.existingStore();
-    if (store) await store.remove();
-    else await AuthStore.removeFile(this.authFile);
+    await this.inbound.drain();
+    await this.store.remove();
     this.setStatus('disconnected', 'logged out');
   }
 
@@ -252,12 +165,12 @@ export class BaileysConnection implements Connection {
    * moment Baileys shows its first QR; so wait for one, starting the connection if need be.
    */
   async requestPairingCode(phone: string): Promise<string> {
-    toJid(phone);
+    toJid(phone); // validates E.164
     const digits = phoneDigits(phone);
     if (this.currentStatus === 'connected') {
       throw new GatewayError('QR_NOT_AVAILABLE', 'the instance is already paired and connected');
     }
-    const store = await this.existingStore();
+    const store = await this.store.existing();
     if (store?.paired) {
       throw new GatewayError('QR_NOT_AVAILABLE', 'the instance is already paired; log it out first to pair another phone');
     }
@@ -274,7 +187,7 @@ export class BaileysConnection implements Connection {
     this.setStatus('initializing', reason);
     try {
       await withTimeout(this.closing, END_WAIT_MS);
-      const store = await this.openStore();
+      const store = await this.store.open();
       if (!store.paired && store.state.creds.me != null) {
         // A pairing-code request wrote `creds.me` but the phone never confirmed; kept, it would
         // make this socket attempt a login that can only fail.
@@ -330,9 +243,7 @@ export class BaileysConnection implements Connection {
     });
     sock.ev.on('messages.upsert', ({ messages }) => {
       const resolver: LidResolver = { getPNForLID: (lid) => sock.signalRepository.lidMapping.getPNForLID(lid) };
-      this.inbound = this.inbound
-        .then(() => this.handleInbound(messages, resolver))
-        .catch((err: unknown) => this.log.error({ err }, 'inbound message handling failed'));
+      this.inbound.enqueue(messages, resolver);
     });
   }
 
@@ -364,6 +275,9 @@ export class BaileysConnection implements Connection {
       return;
     }
     this.qrShown += 1;
+    // A QR proves the server was reached: earlier failures no longer count, so the 515 that follows
+    // a scan reconnects at once. Unpaired cycles stay bounded by the QR cap instead.
+    this.failures = 0;
     this.currentQr = qr;
     this.setStatus('qr_code_generated', this.qrShown === 1 ? 'waiting for the QR to be scanned' : `QR refreshed (${this.qrShown} of ${max})`);
     try {
@@ -371,8 +285,7 @@ export class BaileysConnection implements Connection {
     } catch (err) {
       this.log.error({ err }, 'onQr hook threw');
     }
-    for (const waiter of this.qrWaiters) waiter.resolve(sock);
-    this.qrWaiters.clear();
+    this.qrWaiters.resolveAll(sock);
   }
 
   private async onClose(sock: SocketLike, store: AuthStore, error: Error | undefined): Promise<void> {
@@ -453,98 +366,16 @@ export class BaileysConnection implements Connection {
 
   private waitForPairingSocket(): Promise<SocketLike> {
     if (this.sock && this.currentStatus === 'qr_code_generated') return Promise.resolve(this.sock);
-    return new Promise<SocketLike>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.qrWaiters.delete(waiter);
-        reject(new GatewayError('CONNECTION_NOT_READY', 'WhatsApp did not offer pairing in time; try again'));
-      }, this.options.pairingTimeoutMs ?? 60_000);
-      const waiter: QrWaiter = {
-        resolve: (sock) => {
-          clearTimeout(timer);
-          resolve(sock);
-        },
-        reject: (err) => {
-          clearTimeout(timer);
-          reject(err);
-        },
-      };
-      this.qrWaiters.add(waiter);
-      this.start();
-    });
+    const waiting = this.qrWaiters.wait(
+      this.options.pairingTimeoutMs ?? 60_000,
+      () => new GatewayError('CONNECTION_NOT_READY', 'WhatsApp did not offer pairing in time; try again'),
+    );
+    this.start();
+    return waiting;
   }
 
   private rejectWaiters(err: Error): void {
-    for (const waiter of this.qrWaiters) waiter.reject(err);
-    this.qrWaiters.clear();
-  }
-
-  // ---- inbound ------------------------------------------------------------------------------
-
-  private async handleInbound(messages: WAMessage[], resolver: LidResolver): Promise<void> {
-    for (const msg of messages) {
-      let mapped;
-      try {
-        mapped = await mapInbound(msg, { resolver, now: () => this.clock.now() });
-      } catch (err) {
-        this.log.error({ err, id: msg.key.id }, 'could not map an inbound message');
-        continue;
-      }
-      if (!mapped.ok) {
-        this.log.trace({ id: msg.key.id, skip: mapped.skip }, 'inbound message skipped');
-        continue;
-      }
-      const { message } = mapped;
-      if (!this.seen.claim(message.messageId)) continue;
-      if (!message.from.startsWith('+')) {
-        this.log.info({ id: message.messageId, from: message.from }, 'sender phone number unknown; reporting the LID');
-      }
-      try {
-        await this.hooks.onMessage(message);
-      } catch (err) {
-        this.seen.release(message.messageId);
-        this.log.error({ err, id: message.messageId }, 'onMessage hook failed; the message was not stored');
-      }
-    }
-  }
-
-  // ---- credentials --------------------------------------------------------------------------
-
-  private openStore(): Promise<AuthStore> {
-    if (this.store) return Promise.resolve(this.store);
-    if (!this.storeOpening) {
-      const opening = AuthStore.open(this.authFile, {
-        logger: this.log,
-        ...(this.options.authDebounceMs === undefined ? {} : { debounceMs: this.options.authDebounceMs }),
-      });
-      this.storeOpening = opening;
-      opening.then(
-        (store) => {
-          this.store = store;
-        },
-        () => {
-          // Let a later start() try again (after the operator fixed the file).
-          this.storeOpening = null;
-        },
-      );
-    }
-    return this.storeOpening;
-  }
-
-  /** The store if it is (being) opened, else null; never creates one. */
-  private async existingStore(): Promise<AuthStore | null> {
-    if (this.store) return this.store;
-    if (!this.storeOpening) return null;
-    return this.storeOpening.catch(() => null);
-  }
-
-  private async flushStore(): Promise<void> {
-    const store = await this.existingStore();
-    if (!store) return;
-    try {
-      await store.flush();
-    } catch (err) {
-      this.log.error({ err }, 'flushing credentials failed');
-    }
+    this.qrWaiters.rejectAll(err);
   }
 
   // ---- status -------------------------------------------------------------------------------

@@ -1,0 +1,25 @@
+// Runs in its own process: autocannon posting sandbox inbound messages from many senders (so the
+// webhook's per-chat ordering does not serialise the whole run). argv: url key seconds rate
+import autocannon from 'autocannon';
+
+const [url, key, seconds, rate] = process.argv.slice(2);
+let n = 0;
+const instance = autocannon({
+  url: url!,
+  connections: 20,
+  duration: Number(seconds),
+  ...(Number(rate) > 0 ? { overallRate: Number(rate) } : {}),
+  requests: [
+    {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': key! },
+      setupRequest: (req) => {
+        n += 1;
+        return { ...req, body: JSON.stringify({ from: `+1555${String(1_000_000 + (n % 500)).slice(1)}`, message: `m${n}` }) };
+      },
+    },
+  ],
+});
+instance.on('done', (r) => {
+  process.stdout.write(`${JSON.stringify({ total: r.requests.total, non2xx: r.non2xx, errors: r.errors, rps: r.requests.average })}\n`);
+});

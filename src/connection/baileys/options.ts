@@ -1,0 +1,45 @@
+import type { UserFacingSocketConfig, WASocket } from '@whiskeysockets/baileys';
+import type { Logger } from 'pino';
+import type { Clock } from '../../domain/clock.js';
+
+/** `baileys.*` in config.json. */
+export interface BaileysSettings {
+  /** WA Web version; null = the one bundled with Baileys (never fetched from the network). */
+  version: [number, number, number] | null;
+  /** Overrides Baileys' `waWebSocketUrl` (a local protocol double, a proxy); null = WhatsApp's. */
+  webSocketUrl: string | null;
+  maxReconnectAttempts: number;
+  maxQrRefreshes: number;
+  reconnectBaseMs: number;
+  reconnectMaxMs: number;
+  /** Level of Baileys' own logging, which is chatty below 'warn'. */
+  logLevel: string;
+}
+
+/**
+ * The part of a Baileys socket the gateway touches, picked from Baileys' own types so an upgrade
+ * that changes this surface breaks the build instead of the daemon. The LID store is narrowed to
+ * the one method used because the class has private fields no fake could match.
+ */
+export type SocketLike = Pick<WASocket, 'ev' | 'user' | 'sendMessage' | 'end' | 'logout' | 'requestPairingCode' | 'sendPresenceUpdate'> & {
+  readonly signalRepository: {
+    readonly lidMapping: Pick<WASocket['signalRepository']['lidMapping'], 'getPNForLID'>;
+  };
+};
+
+export type MakeSocket = (config: UserFacingSocketConfig) => SocketLike;
+
+export interface BaileysOptions {
+  dataDir: string;
+  logger: Logger;
+  settings: BaileysSettings;
+  clock?: Clock;
+  /** Test seam; default Baileys' makeWASocket. */
+  makeSocket?: MakeSocket;
+  /** Jitter source in [0, 1); tests pin it. */
+  random?: () => number;
+  /** Quiet period before credentials are written (default 300 ms). */
+  authDebounceMs?: number;
+  /** How long requestPairingCode waits for WhatsApp to offer pairing (default 60 s). */
+  pairingTimeoutMs?: number;
+}

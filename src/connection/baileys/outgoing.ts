@@ -1,0 +1,45 @@
+import type { AnyMessageContent } from '@whiskeysockets/baileys';
+import { GatewayError } from '../../domain/errors.js';
+import { isE164, phoneDigits } from '../../domain/phone.js';
+import type { Outgoing } from '../types.js';
+
+/** "+15551234567" -> "15551234567@s.whatsapp.net" */
+export function toJid(phone: string): string {
+  if (!isE164(phone)) throw new GatewayError('INVALID_PHONE', `not an E.164 phone number: ${phone}`);
+  return `${phoneDigits(phone)}@s.whatsapp.net`;
+}
+
+/** What sendMessage gets for one outgoing message. */
+export function toContent(message: Outgoing): AnyMessageContent {
+  if (message.kind === 'text') return { text: message.text };
+  // A path, not a Buffer: Baileys streams the file while encrypting instead of loading it whole.
+  const media = { url: message.path };
+  const { mimetype, caption, fileName } = message;
+  switch (message.mediaType) {
+    case 'image':
+      return caption === undefined ? { image: media, mimetype } : { image: media, mimetype, caption };
+    case 'video':
+      return caption === undefined ? { video: media, mimetype } : { video: media, mimetype, caption };
+    case 'audio':
+      // WhatsApp audio messages have no caption field.
+      return { audio: media, mimetype };
+    case 'document':
+      return caption === undefined ? { document: media, mimetype, fileName } : { document: media, mimetype, fileName, caption };
+  }
+}
+
+/** The status code of a Baileys (Boom) error, read structurally: @hapi/boom is not our dependency. */
+export function closeCode(error: unknown): number | undefined {
+  if (typeof error !== 'object' || error === null || !('output' in error)) return undefined;
+  const output = (error as { output?: { statusCode?: unknown } }).output;
+  return typeof output?.statusCode === 'number' ? output.statusCode : undefined;
+}
+
+/** Resolves with the promise's value, or undefined once `ms` passed; never rejects on timeout. */
+export function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
