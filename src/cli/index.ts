@@ -14,6 +14,9 @@ function fail(err: unknown): never {
   process.exit(err instanceof UserError ? err.exitCode : 1);
 }
 
+// Everything the gateway creates (store files, lock dirs, sockets, uploads) is private to its user.
+process.umask(0o077);
+
 const program = new Command('gateway')
   .description('Self-hosted WhatsApp messaging gateway')
   .option('--data-dir <dir>', 'data directory (env GATEWAY_DATA_DIR, default ./data)')

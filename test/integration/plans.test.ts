@@ -88,3 +88,20 @@ test('premium expiry: requires_premium and PREMIUM_REQUIRED, then back with cred
     await d.close();
   }
 });
+
+test('per-instance send rate limit answers 429 with Retry-After past sendsPerMinute', async (t) => {
+  const d = await startTestDaemon({ config: { rateLimit: { sendsPerMinute: 3 } } });
+  try {
+    const inst = await d.connectedSandbox();
+    const other = await d.connectedSandbox({ credits: 5 });
+    const statuses: number[] = [];
+    for (let i = 0; i < 5; i++) statuses.push((await d.request('POST', `/api/${inst.id}/send`, { key: inst.key, json: msg })).status);
+    t.deepEqual(statuses, [200, 200, 200, 429, 429]);
+    const limited = await d.request('POST', `/api/${inst.id}/send`, { key: inst.key, json: msg });
+    t.is(limited.body.error.code, 'RATE_LIMITED');
+    t.true(Number(limited.headers.get('retry-after')) > 0);
+    t.is((await d.request('POST', `/api/${other.id}/send`, { key: other.key, json: msg })).status, 200, 'the limit is per instance');
+  } finally {
+    await d.close();
+  }
+});
