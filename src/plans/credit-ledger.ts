@@ -11,6 +11,8 @@ interface Account {
   stale: boolean;
   /** Identity (inode) of the file our last debit wrote: its watch event is not news. */
   ownFile: string | null;
+  /** Bumped by every debit write; a re-read begun before one must not overwrite its result. */
+  version: number;
 }
 
 /** A credit reserved for one send; commit() after the send succeeded, release() if it failed. */
@@ -40,16 +42,18 @@ export class CreditLedger {
     if (known && !known.stale) return known;
     let loading = this.loading.get(id);
     if (!loading) {
+      const versionAtStart = known?.version;
       loading = this.store.read(id).then((doc) => {
         const existing = this.accounts.get(id);
         if (existing) {
-          if (!existing.flushing) {
+          // A debit written while we were reading is newer than what we read.
+          if (!existing.flushing && existing.version === versionAtStart) {
             existing.balance = doc.balance;
             existing.stale = false;
           }
           return existing;
         }
-        const fresh: Account = { balance: doc.balance, held: 0, pending: [], pendingFailures: [], flushing: false, stale: false, ownFile: null };
+        const fresh: Account = { balance: doc.balance, held: 0, pending: [], pendingFailures: [], flushing: false, stale: false, ownFile: null, version: 0 };
         this.accounts.set(id, fresh);
         return fresh;
       });
@@ -124,6 +128,7 @@ export class CreditLedger {
       const { doc, debited } = await this.store.debit(id, n);
       if (debited < n) this.logger.warn({ instanceId: id, wanted: n, debited }, 'credit file held fewer credits than reserved (edited by hand?)');
       a.balance = doc.balance;
+      a.version += 1;
       a.ownFile = this.store.identity(id);
       a.held -= n;
       // Each send learns the balance right after its own debit.

@@ -1,6 +1,6 @@
 import { rm } from 'node:fs/promises';
 import { statSync } from 'node:fs';
-import { ensureDir } from './atomic-write.js';
+import { ensureDir, writeSmallFileAtomic } from './atomic-write.js';
 import { AtomicJsonFile } from './json-file.js';
 import { withFileLock } from './lock.js';
 import { storePaths, type StorePaths } from './paths.js';
@@ -25,6 +25,7 @@ const EMPTY: CreditsDoc = { balance: 0, spent: 0 };
 
 export class CreditStore {
   readonly paths: StorePaths;
+  private dirReady = false;
 
   constructor(dataDir: string) {
     this.paths = storePaths(dataDir);
@@ -39,14 +40,20 @@ export class CreditStore {
     return (await this.file(id).read()) ?? { ...EMPTY };
   }
 
-  /** Locked read-modify-write of one instance's credits. */
+  /**
+   * Locked read-modify-write of one instance's credits. The file is a few bytes, so it is read
+   * synchronously and written with writeSmallFileAtomic: this is the per-send hot path.
+   */
   async update<R>(id: string, fn: (doc: CreditsDoc) => R): Promise<{ doc: CreditsDoc; result: R }> {
-    await ensureDir(this.paths.creditsDir);
+    if (!this.dirReady) {
+      await ensureDir(this.paths.creditsDir);
+      this.dirReady = true;
+    }
     const file = this.file(id);
     return withFileLock(file.file, async () => {
-      const doc = (await file.read()) ?? { ...EMPTY };
+      const doc = file.readSync() ?? { ...EMPTY };
       const result = fn(doc);
-      await file.write(doc);
+      await writeSmallFileAtomic(file.file, JSON.stringify(doc));
       return { doc, result };
     });
   }
