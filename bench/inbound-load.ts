@@ -4,7 +4,8 @@ import autocannon from 'autocannon';
 
 const [url, key, seconds, rate] = process.argv.slice(2);
 let n = 0;
-const instance = autocannon({
+autocannon(
+  {
   url: url!,
   connections: 20,
   duration: Number(seconds),
@@ -19,7 +20,9 @@ const instance = autocannon({
       },
     },
   ],
-});
-instance.on('done', (r) => {
-  process.stdout.write(`${JSON.stringify({ total: r.requests.total, non2xx: r.non2xx, errors: r.errors, rps: r.requests.average })}\n`);
-});
+  },
+  (err, r) => {
+    if (err) throw err;
+    process.stdout.write(`${JSON.stringify({ total: r.requests.total, non2xx: r.non2xx, errors: r.errors, rps: r.requests.average })}\n`);
+  },
+);

@@ -5,6 +5,10 @@ import { registerInstance } from './commands/instance.js';
 import { registerPlans } from './commands/plans.js';
 import { registerStart } from './commands/start.js';
 import { registerWebhook } from './commands/webhook.js';
+import { registerPair } from './commands/pair.js';
+import { registerFlow } from './commands/flow.js';
+import { registerHandover } from './commands/handover.js';
+import { registerDoctor } from './commands/doctor.js';
 
 /** Exit codes: 0 ok, 1 failure, 2 bad usage or config, 3 store unusable, 4 no such instance. */
 function fail(err: unknown): never {
@@ -29,5 +33,9 @@ registerStart(program);
 registerInstance(program);
 registerPlans(program);
 registerWebhook(program);
+registerPair(program);
+registerFlow(program);
+registerHandover(program);
+registerDoctor(program);
 
 program.parseAsync(process.argv).catch(fail);

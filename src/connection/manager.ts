@@ -2,7 +2,11 @@ import type { Logger } from 'pino';
 import type { InstanceRecord } from '../domain/types.js';
 import type { EventBus } from '../events/bus.js';
 import { RateWindow, SendQueue, type PacingSettings } from './send-queue.js';
-import type { Connection, ConnectionFactory, ConnectionHooks } from './types.js';
+import type { Connection, ConnectionFactory, ConnectionHooks, StatusChange } from './types.js';
+
+/** What an observer of one instance's connection hears (`gateway pair` follows a pairing). */
+export type ConnectionObservation = { type: 'status'; change: StatusChange } | { type: 'qr'; qr: string };
+export type ConnectionObserver = (event: ConnectionObservation) => void;
 
 export interface ManagedConnection {
   readonly record: InstanceRecord;
@@ -29,6 +33,7 @@ export interface ManagerOptions {
  */
 export class ConnectionManager {
   private readonly entries = new Map<string, ManagedConnection>();
+  private readonly observers = new Map<string, Set<ConnectionObserver>>();
 
   constructor(private readonly options: ManagerOptions) {}
 
@@ -42,6 +47,37 @@ export class ConnectionManager {
 
   get size(): number {
     return this.entries.size;
+  }
+
+  /**
+   * Follows one instance's status and QR changes as they happen; returns the function that stops
+   * following. A throwing observer is logged and never reaches the connection.
+   */
+  observe(id: string, observer: ConnectionObserver): () => void {
+    let set = this.observers.get(id);
+    if (!set) {
+      set = new Set();
+      this.observers.set(id, set);
+    }
+    set.add(observer);
+    return () => {
+      const current = this.observers.get(id);
+      if (!current) return;
+      current.delete(observer);
+      if (current.size === 0) this.observers.delete(id);
+    };
+  }
+
+  private notify(id: string, event: ConnectionObservation): void {
+    const set = this.observers.get(id);
+    if (!set) return;
+    for (const observer of [...set]) {
+      try {
+        observer(event);
+      } catch (err) {
+        this.options.logger.error({ err, instanceId: id }, 'connection observer threw');
+      }
+    }
   }
 
   /** Brings the running connections in line with the store's instances. */
@@ -78,10 +114,12 @@ export class ConnectionManager {
         log.info({ from: change.from, to: change.to, reason: change.reason }, 'connection status');
         const event = { type: 'instance.status' as const, instanceId: id, timestamp: new Date(this.options.now()).toISOString(), data: { from: change.from, to: change.to, reason: change.reason ?? null } };
         bus.publish(event).catch((err: unknown) => log.error({ err }, 'could not store instance.status event'));
+        this.notify(id, { type: 'status', change });
       },
       onQr: (qr) => {
         const event = { type: 'qr.updated' as const, instanceId: id, timestamp: new Date(this.options.now()).toISOString(), data: { qr } };
         bus.publish(event).catch((err: unknown) => log.error({ err }, 'could not store qr.updated event'));
+        this.notify(id, { type: 'qr', qr });
       },
       onMessage: (message) =>
         bus.publish({ type: 'message.received', instanceId: id, timestamp: new Date(this.options.now()).toISOString(), data: message }),

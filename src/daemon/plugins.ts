@@ -8,6 +8,7 @@ import { createMetricsPlugin } from '../metrics/plugin.js';
 import { createDocsPlugin } from '../ops/openapi-plugin.js';
 import { createWebhookPlugin } from '../webhooks/plugin.js';
 import { createFlowsPlugin } from '../flows/plugin.js';
+import { createControlPlugin } from './control/plugin.js';
 
 /** The parts the production daemon runs with, in start order. */
 export function daemonPlugins(): DaemonPlugin[] {
@@ -17,6 +18,7 @@ export function daemonPlugins(): DaemonPlugin[] {
     createDocsPlugin(),
     createWebhookPlugin(),
     createFlowsPlugin(),
+    createControlPlugin(),
   ];
 }
 

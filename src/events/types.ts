@@ -11,7 +11,22 @@ interface EventBase<T extends WebhookEventType, D> {
 export type MessageReceivedEvent = EventBase<'message.received', InboundMessage>;
 export type InstanceStatusEvent = EventBase<'instance.status', { from: ConnectionStatus; to: ConnectionStatus; reason: string | null }>;
 export type QrUpdatedEvent = EventBase<'qr.updated', { qr: string }>;
-export type HandoverEvent = EventBase<'conversation.handover', { chatId: string; phone: string; flow: string; node: string; reason: string }>;
+export type HandoverEvent = EventBase<
+  'conversation.handover',
+  {
+    chatId: string;
+    phone: string;
+    flow: string;
+    node: string;
+    reason: string;
+    /** The customer's push name, when known. */
+    fromName?: string;
+    /** The inbound text that led to the handover. */
+    text?: string;
+    /** When the bot takes the chat back unless released earlier (ISO). */
+    expiresAt?: string;
+  }
+>;
 
 /** Everything the gateway tells integrators about; each type is a webhook event. */
 export type GatewayEvent = MessageReceivedEvent | InstanceStatusEvent | QrUpdatedEvent | HandoverEvent;

@@ -65,14 +65,16 @@ export function writeFileAtomicSync(file: string, data: string | Uint8Array): vo
 /**
  * writeFileAtomic for files of a few hundred bytes on the hot path (credit debits): the quick steps
  * (open, write, close, rename) run synchronously, only the two fsyncs wait on the thread pool, so a
- * debit costs two event-loop round trips instead of a dozen.
+ * debit costs two event-loop round trips instead of a dozen. `durable: false` skips the fsyncs for
+ * state whose loss in a crash is harmless (the rename still makes the write all-or-nothing).
  */
-export async function writeSmallFileAtomic(file: string, data: string): Promise<void> {
+export async function writeSmallFileAtomic(file: string, data: string, options: { durable?: boolean } = {}): Promise<void> {
+  const durable = options.durable ?? true;
   const tmp = tempPath(file);
   const fd = openSync(tmp, 'w', FILE_MODE);
   try {
     writeFileSync(fd, data);
-    await new Promise<void>((resolve, reject) => fsync(fd, (err) => (err ? reject(err) : resolve())));
+    if (durable) await new Promise<void>((resolve, reject) => fsync(fd, (err) => (err ? reject(err) : resolve())));
   } catch (err) {
     closeSync(fd);
     rmSync(tmp, { force: true });
@@ -85,7 +87,7 @@ export async function writeSmallFileAtomic(file: string, data: string): Promise<
     rmSync(tmp, { force: true });
     throw err;
   }
-  await syncDir(dirname(file));
+  if (durable) await syncDir(dirname(file));
 }
 
 async function syncDir(dir: string): Promise<void> {

@@ -40,7 +40,8 @@ export class WebhookTargetError extends Error {
 
 export type Resolver = (host: string) => Promise<string[]>;
 
-const systemResolver: Resolver = async (host) => (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
+/** The system resolver (getaddrinfo, every address). */
+export const systemResolver: Resolver = async (host) => (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
 
 /**
  * Checks a webhook URL: http(s) only, no credentials in it, and (unless private targets are

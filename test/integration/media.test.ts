@@ -13,7 +13,7 @@ async function uploads(): Promise<string[]> {
 function form(file: Buffer | null, name: string, type: string, fields: Record<string, string>): FormData {
   const f = new FormData();
   for (const [k, v] of Object.entries(fields)) f.append(k, v);
-  if (file) f.append('file', new Blob([file], { type }), name);
+  if (file) f.append('file', new Blob([new Uint8Array(file)], { type }), name);
   return f;
 }
 

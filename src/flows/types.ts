@@ -1,0 +1,99 @@
+/**
+ * The flow document (the contract from issue 6, extended compatibly) and the state the engine keeps
+ * per conversation. Pure types and limits: no I/O here.
+ */
+
+export type Rule =
+  | { equals: string; next?: string }
+  | { contains: string; next?: string }
+  | { regex: string; next?: string }
+  | { any: true; next?: string };
+
+/** Any node may carry a note for people. */
+interface NodeBase {
+  description?: string;
+}
+
+export interface MessageNode extends NodeBase {
+  type: 'message';
+  text: string;
+  /** Absent: the flow ends after this message. */
+  next?: string;
+}
+
+export interface ConditionNode extends NodeBase {
+  type: 'condition';
+  rules: Rule[];
+  /** Where to go when no rule matches; absent: the flow ends. */
+  else?: string;
+}
+
+export interface HandoverNode extends NodeBase {
+  type: 'handover';
+  /** Sent before the bot falls silent. */
+  text?: string;
+  /** Where the conversation resumes after the handover is released; absent: from `start`. */
+  next?: string;
+}
+
+export type FlowNode = MessageNode | ConditionNode | HandoverNode;
+
+export interface Flow {
+  name: string;
+  description?: string;
+  start: string;
+  nodes: Record<string, FlowNode>;
+}
+
+/** Limits a flow document must respect; the validator names the node that breaks one. */
+export const FLOW_LIMITS = {
+  nodes: 200,
+  nodeId: 64,
+  name: 100,
+  description: 1_000,
+  text: 4_096,
+  rules: 50,
+  matcher: 1_000,
+  regexSource: 500,
+  /** Bounds of `{n,m}` in a regex. */
+  regexRepeat: 100,
+  /** Compiled regex program size (counted repetition expanded). */
+  regexProgram: 2_000,
+  /** Message nodes one inbound message may send in a row (including a handover's text). */
+  messageChain: 10,
+} as const;
+
+/**
+ * Inbound text is cut to this many UTF-16 units before any matcher runs, so a 64 KiB hostile
+ * message costs no more than a 4 KiB one.
+ */
+export const MAX_MATCH_INPUT = 4_096;
+
+/** Where one chat stands in the instance's flow. */
+export interface Conversation {
+  phone: string;
+  /** Node the next inbound message starts at (a waiting condition, or a handover's resume point); null = `start`. */
+  node: string | null;
+  /** The flow revision `node` belongs to; a different flow restarts the conversation. */
+  revision: string;
+  updatedAt: string;
+}
+
+/** An open handover: the bot is silent in this chat until release or `expiresAt`. */
+export interface Handover {
+  chatId: string;
+  phone: string;
+  fromName?: string;
+  flow: string;
+  node: string;
+  openedAt: string;
+  expiresAt: string;
+}
+
+/** A flow as stored: the document plus what the daemon needs to notice a change. */
+export interface StoredFlow {
+  version: 1;
+  revision: string;
+  updatedAt: string;
+  flow: Flow;
+}

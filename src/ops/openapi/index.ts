@@ -1,0 +1,2 @@
+export { openApiDocument, documentedRoutes, servedDocument, toOpenApiPath, type DocumentedRoute } from './document.js';
+export type { OpenApiDocument, OperationObject, SchemaObject, PathItemObject } from './types.js';

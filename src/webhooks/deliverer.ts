@@ -1,0 +1,244 @@
+import { Agent as HttpAgent } from 'node:http';
+import { Agent as HttpsAgent } from 'node:https';
+import type { Logger } from 'pino';
+import type { GatewayConfig } from '../config/schema.js';
+import type { Clock } from '../domain/clock.js';
+import { errorMessage } from '../domain/errors.js';
+import type { MetricsSink } from '../domain/metrics.js';
+import type { InstanceRecord } from '../domain/types.js';
+import type { EventConsumer, GatewayEvent } from '../events/types.js';
+import { retryDelay } from './backoff.js';
+import type { DeliveryRecord } from './delivery-record.js';
+import { guardedLookup } from './guarded-lookup.js';
+import { postWebhook, type PostResult } from './http-post.js';
+import type { InstanceQueue, PendingDelivery } from './instance-queue.js';
+import { Outbox } from './outbox.js';
+import { webhookHeaders } from './signing.js';
+import { checkWebhookUrl, type Resolver } from './target-policy.js';
+import type { TimerHandle, Timers } from './timers.js';
+
+export interface DelivererOptions {
+  dataDir: string;
+  settings: GatewayConfig['webhooks'];
+  instances: { get(id: string): InstanceRecord | undefined };
+  clock: Clock;
+  timers: Timers;
+  random: () => number;
+  resolver: Resolver;
+  logger: Logger;
+  /** Read at every attempt: the metrics plugin may replace the sink after we start. */
+  metrics: () => MetricsSink;
+  userAgent: string;
+  /** How long stop() lets attempts in flight finish before aborting them. */
+  stopGraceMs: number;
+}
+
+/** Where a delivery goes, for logs: scheme, host and port only (a path or query may carry a token). */
+function origin(url: string): string {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return 'invalid URL';
+  }
+}
+
+/**
+ * The webhook outbox consumer and its delivery loop. `handle` (critical on the event bus) stores
+ * each subscribed event before it resolves; the loop attempts lane heads that are due, at most
+ * `webhooks.concurrency` at once, and schedules retries on `webhooks.retryDelaysMs` with jitter.
+ */
+export class WebhookDeliverer implements EventConsumer {
+  readonly name = 'webhook-outbox';
+  readonly outbox: Outbox;
+  private readonly inFlight = new Set<PendingDelivery>();
+  private readonly running = new Set<Promise<void>>();
+  private wake: TimerHandle | null = null;
+  private pumpQueued = false;
+  private started = false;
+  private stopped = false;
+  private readonly agents = { http: new HttpAgent({ keepAlive: true }), https: new HttpsAgent({ keepAlive: true }) };
+
+  constructor(private readonly options: DelivererOptions) {
+    this.outbox = new Outbox({
+      dataDir: options.dataDir,
+      maxPendingPerInstance: options.settings.maxPendingPerInstance,
+      historyPerInstance: options.settings.historyPerInstance,
+      clock: options.clock,
+      logger: options.logger,
+      instanceExists: (id) => options.instances.get(id) !== undefined,
+    });
+  }
+
+  /** Stores the event for delivery if the instance has a webhook subscribed to its type. */
+  async handle(event: GatewayEvent): Promise<void> {
+    const webhook = this.options.instances.get(event.instanceId)?.webhook;
+    if (!webhook) return;
+    if (webhook.events !== null && !webhook.events.includes(event.type)) return;
+    await this.outbox.append(event);
+    this.kick();
+  }
+
+  /** A CLI redelivery nudge. */
+  async requeued(instanceId: string, deliveryId: string): Promise<void> {
+    if (await this.outbox.adopt(instanceId, deliveryId)) {
+      this.options.logger.info({ instanceId, deliveryId }, 'webhook delivery re-queued');
+      this.kick();
+    }
+  }
+
+  pendingCount(): number {
+    return this.outbox.pendingCount();
+  }
+
+  start(): void {
+    this.started = true;
+    this.kick();
+  }
+
+  /** Stops scheduling, gives attempts in flight a moment, then aborts them (they stay pending). */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.wake?.cancel();
+    this.wake = null;
+    if (this.running.size > 0) {
+      let timer: NodeJS.Timeout | undefined;
+      const grace = new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, this.options.stopGraceMs);
+      });
+      await Promise.race([Promise.allSettled([...this.running]), grace]);
+      clearTimeout(timer);
+      for (const d of this.inFlight) d.abort?.abort();
+      await Promise.allSettled([...this.running]);
+    }
+    this.agents.http.destroy();
+    this.agents.https.destroy();
+  }
+
+  /** Runs the scheduler soon, once per burst of changes. */
+  private kick(): void {
+    if (!this.started || this.stopped || this.pumpQueued) return;
+    this.pumpQueued = true;
+    setImmediate(() => {
+      this.pumpQueued = false;
+      this.pump();
+    });
+  }
+
+  /** Starts every due lane head a free slot allows, and arms one timer for the next due one. */
+  private pump(): void {
+    if (this.stopped) return;
+    const now = this.options.clock.now();
+    const ready: Array<[InstanceQueue, PendingDelivery]> = [];
+    let earliest = Number.POSITIVE_INFINITY;
+    for (const q of this.outbox.all()) {
+      for (const d of q.heads()) {
+        if (!d.durable || d.inFlight) continue;
+        if (d.nextAttemptAt <= now) ready.push([q, d]);
+        else earliest = Math.min(earliest, d.nextAttemptAt);
+      }
+    }
+    ready.sort((a, b) => a[1].nextAttemptAt - b[1].nextAttemptAt || a[1].seq - b[1].seq);
+    const free = Math.max(0, this.options.settings.concurrency - this.inFlight.size);
+    for (const [q, d] of ready.slice(0, free)) this.startAttempt(q, d);
+    this.wake?.cancel();
+    this.wake = Number.isFinite(earliest) ? this.options.timers.after(earliest - now, () => this.kick()) : null;
+  }
+
+  private startAttempt(q: InstanceQueue, d: PendingDelivery): void {
+    d.inFlight = true;
+    this.inFlight.add(d);
+    const run = this.attempt(q, d)
+      .catch((err: unknown) => this.options.logger.error({ err, instanceId: q.instanceId, deliveryId: d.id }, 'webhook attempt crashed'))
+      .finally(() => {
+        d.inFlight = false;
+        d.abort = null;
+        this.inFlight.delete(d);
+        this.running.delete(run);
+        this.kick();
+      });
+    this.running.add(run);
+  }
+
+  private async attempt(q: InstanceQueue, d: PendingDelivery): Promise<void> {
+    const { logger, settings, clock } = this.options;
+    const instance = this.options.instances.get(q.instanceId);
+    if (!instance) {
+      this.outbox.forget(q.instanceId);
+      return;
+    }
+    const record = await this.outbox.read(q.instanceId, d.id);
+    if (record?.status !== 'pending') {
+      // Its file is gone (instance deleted) or no longer pending: nothing to send.
+      q.remove(d);
+      return;
+    }
+    const startedAt = clock.now();
+    const target = instance.webhook ? origin(instance.webhook.url) : null;
+    const result = await this.send(instance, record, startedAt, d);
+    if (!result.ok && result.aborted) return;
+    if (!this.options.instances.get(q.instanceId)) return;
+
+    const endedAt = clock.now();
+    const next: DeliveryRecord = {
+      ...record,
+      attempts: record.attempts + 1,
+      lastAttemptAt: new Date(startedAt).toISOString(),
+      lastStatus: result.status,
+      lastError: result.ok ? null : result.error,
+    };
+    const metrics = this.options.metrics();
+    const log = { instanceId: q.instanceId, deliveryId: record.id, type: record.type, attempt: next.attempts, target, status: result.status };
+    if (result.ok) {
+      Object.assign(next, { status: 'delivered', deliveredAt: new Date(endedAt).toISOString(), finishedAt: new Date(endedAt).toISOString(), nextAttemptAt: null });
+      metrics.webhookDelivery('delivered');
+      logger.debug(log, 'webhook delivered');
+    } else {
+      const delay = retryDelay(next.attempts, settings.retryDelaysMs, this.options.random);
+      if (delay === null) {
+        Object.assign(next, { status: 'failed', finishedAt: new Date(endedAt).toISOString(), nextAttemptAt: null });
+        metrics.webhookDelivery('failed');
+        logger.error({ ...log, error: result.error }, 'webhook delivery failed after its last attempt');
+      } else {
+        next.nextAttemptAt = new Date(endedAt + delay).toISOString();
+        metrics.webhookDelivery('retry');
+        logger.warn({ ...log, error: result.error, retryInMs: delay }, 'webhook attempt failed; will retry');
+      }
+    }
+    try {
+      await this.outbox.save(q, d, next);
+    } catch (err) {
+      // Keep going from memory; the file keeps the previous state, so a restart retries it.
+      logger.error({ instanceId: q.instanceId, deliveryId: record.id, error: errorMessage(err) }, 'could not record a webhook attempt');
+      if (next.status === 'pending') d.nextAttemptAt = Date.parse(next.nextAttemptAt ?? '') || endedAt;
+      else q.remove(d);
+    }
+  }
+
+  /** One attempt: the SSRF policy again (DNS may have changed), then the signed POST. */
+  private async send(instance: InstanceRecord, record: DeliveryRecord, now: number, d: PendingDelivery): Promise<PostResult> {
+    const { settings } = this.options;
+    const webhook = instance.webhook;
+    if (!webhook) return { ok: false, status: null, error: 'the instance has no webhook URL now', aborted: false };
+    try {
+      await checkWebhookUrl(webhook.url, settings.allowPrivateTargets, this.options.resolver);
+    } catch (err) {
+      return { ok: false, status: null, error: `refused by the webhook target policy: ${errorMessage(err)}`, aborted: false };
+    }
+    const body = JSON.stringify({ type: record.event.type, timestamp: record.event.timestamp, instanceId: record.event.instanceId, data: record.event.data });
+    const headers = webhookHeaders({ id: record.id, timestampSeconds: Math.floor(now / 1000), body, secret: webhook.secret, userAgent: this.options.userAgent });
+    const abort = new AbortController();
+    d.abort = abort;
+    const result = await postWebhook({
+      url: webhook.url,
+      body,
+      headers,
+      timeoutMs: settings.timeoutMs,
+      lookup: guardedLookup(this.options.resolver, settings.allowPrivateTargets),
+      agents: this.agents,
+      signal: abort.signal,
+    });
+    // A path or query may carry a token: errors name the origin only.
+    if (!result.ok) result.error = result.error.split(webhook.url).join(origin(webhook.url));
+    return result;
+  }
+}

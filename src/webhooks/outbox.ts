@@ -1,0 +1,239 @@
+import { readdir, rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import type { Clock } from '../domain/clock.js';
+import { errorMessage } from '../domain/errors.js';
+import type { GatewayEvent } from '../events/types.js';
+import { ensureDir } from '../store/atomic-write.js';
+import { withFileLock } from '../store/lock.js';
+import { isInstanceId } from '../store/paths.js';
+import { newDeliveryId, newDeliveryRecord, type DeliveryRecord } from './delivery-record.js';
+import { InstanceQueue, type PendingDelivery } from './instance-queue.js';
+import { outboxPaths, readDelivery, readInstanceDeliveries, writeDelivery, type OutboxPaths } from './outbox-files.js';
+
+export interface OutboxOptions {
+  dataDir: string;
+  /** Past this many pending deliveries per instance the oldest are marked failed. */
+  maxPendingPerInstance: number;
+  /** Finished deliveries kept on disk per instance. */
+  historyPerInstance: number;
+  clock: Clock;
+  logger: Logger;
+  instanceExists: (id: string) => boolean;
+}
+
+function parseTime(iso: string | null, fallback: number): number {
+  if (iso === null) return fallback;
+  const t = Date.parse(iso);
+  return Number.isFinite(t) ? t : fallback;
+}
+
+/** Old enough that no live process is still using it. */
+const LEFTOVER_AGE_MS = 60_000;
+
+/**
+ * Removes what a process killed mid-write leaves behind: temp files of atomic writes and lock
+ * directories. Only old ones, since the CLI may be writing right now.
+ */
+async function removeLeftovers(dir: string, now: number): Promise<void> {
+  const names = await readdir(dir).catch(() => [] as string[]);
+  for (const name of names) {
+    const isTemp = name.startsWith('.') && name.endsWith('.tmp');
+    if (!isTemp && !name.endsWith('.json.lock')) continue;
+    const file = join(dir, name);
+    const info = await stat(file).catch(() => null);
+    if (info && now - info.mtimeMs > LEFTOVER_AGE_MS) await rm(file, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The durable outbox: one file per delivery under `outbox/<instanceId>/`, an in-memory queue of
+ * their states per instance, and the bounds (pending and history) that keep both finite.
+ */
+export class Outbox {
+  readonly paths: OutboxPaths;
+  private readonly queues = new Map<string, InstanceQueue>();
+  private readonly dirsReady = new Set<string>();
+
+  constructor(private readonly options: OutboxOptions) {
+    this.paths = outboxPaths(options.dataDir);
+  }
+
+  private queueFor(instanceId: string): InstanceQueue {
+    let q = this.queues.get(instanceId);
+    if (!q) {
+      q = new InstanceQueue(instanceId);
+      this.queues.set(instanceId, q);
+    }
+    return q;
+  }
+
+  get(instanceId: string): InstanceQueue | undefined {
+    return this.queues.get(instanceId);
+  }
+
+  all(): IterableIterator<InstanceQueue> {
+    return this.queues.values();
+  }
+
+  pendingCount(): number {
+    let n = 0;
+    for (const q of this.queues.values()) n += q.pending.size;
+    return n;
+  }
+
+  /** Loads every known instance's pending deliveries (to resume) and history (to bound it). */
+  async load(): Promise<void> {
+    await ensureDir(this.paths.root);
+    await ensureDir(this.paths.requestsDir);
+    const now = this.options.clock.now();
+    for (const name of await readdir(this.paths.root)) {
+      if (!isInstanceId(name)) continue;
+      if (!this.options.instanceExists(name)) {
+        this.options.logger.warn({ instanceId: name }, 'outbox of an unknown instance left alone');
+        continue;
+      }
+      this.dirsReady.add(name);
+      // File times are wall-clock times, whatever clock schedules deliveries.
+      await removeLeftovers(this.paths.instanceDir(name), Date.now());
+      const q = this.queueFor(name);
+      for (const r of await readInstanceDeliveries(this.paths, name)) {
+        q.lastSeq = Math.max(q.lastSeq, r.seq);
+        if (r.status === 'pending') q.add(this.pendingOf(r, now));
+        else q.addFinished(r.id, parseTime(r.finishedAt ?? r.createdAt, 0));
+      }
+      q.sortHistory();
+      await this.pruneHistory(q);
+      await this.enforceBound(q);
+      if (q.pending.size > 0) this.options.logger.info({ instanceId: name, pending: q.pending.size }, 'resuming webhook deliveries');
+    }
+  }
+
+  private pendingOf(r: DeliveryRecord, now: number): PendingDelivery {
+    return { id: r.id, lane: r.lane, seq: r.seq, nextAttemptAt: parseTime(r.nextAttemptAt, now), durable: true, inFlight: false, abort: null };
+  }
+
+  /**
+   * Stores a new delivery; resolves once it is on disk (fsynced), so an event acknowledged
+   * upstream after this is never lost. It joins its lane at once (not yet attemptable) so two
+   * events of one chat keep their order even if their writes finish out of order.
+   */
+  async append(event: GatewayEvent): Promise<DeliveryRecord> {
+    const q = this.queueFor(event.instanceId);
+    const now = this.options.clock.now();
+    const record = newDeliveryRecord(event, newDeliveryId(now), q.lastSeq + 1, now);
+    const d = this.pendingOf(record, now);
+    d.durable = false;
+    q.add(d);
+    try {
+      if (!this.dirsReady.has(q.instanceId)) {
+        await ensureDir(this.paths.instanceDir(q.instanceId));
+        this.dirsReady.add(q.instanceId);
+      }
+      await writeDelivery(this.paths.file(q.instanceId, record.id), record);
+    } catch (err) {
+      q.remove(d);
+      throw err;
+    }
+    d.durable = true;
+    await this.enforceBound(q);
+    return record;
+  }
+
+  async read(instanceId: string, id: string): Promise<DeliveryRecord | null> {
+    return readDelivery(this.paths.file(instanceId, id));
+  }
+
+  /** Persists the outcome of an attempt; a finished delivery moves to the (bounded) history. */
+  async save(q: InstanceQueue, d: PendingDelivery, record: DeliveryRecord): Promise<void> {
+    await writeDelivery(this.paths.file(q.instanceId, record.id), record, false);
+    if (record.status === 'pending') {
+      d.nextAttemptAt = parseTime(record.nextAttemptAt, this.options.clock.now());
+      // The bound may have been left exceeded while this one was in flight (not droppable).
+      await this.enforceBound(q);
+      return;
+    }
+    q.remove(d);
+    q.addFinished(record.id, parseTime(record.finishedAt, this.options.clock.now()));
+    await this.pruneHistory(q);
+  }
+
+  /** Marks the oldest pending deliveries failed while the instance holds more than the limit. */
+  async enforceBound(q: InstanceQueue): Promise<void> {
+    const max = this.options.maxPendingPerInstance;
+    while (q.pending.size > max) {
+      const victim = q.oldestDroppable();
+      if (!victim) return;
+      q.remove(victim);
+      try {
+        const record = await this.read(q.instanceId, victim.id);
+        if (!record) continue;
+        const iso = new Date(this.options.clock.now()).toISOString();
+        const failed: DeliveryRecord = {
+          ...record,
+          status: 'failed',
+          lastError: `dropped: more than ${max} deliveries pending for this instance (webhooks.maxPendingPerInstance)`,
+          nextAttemptAt: null,
+          finishedAt: iso,
+        };
+        await writeDelivery(this.paths.file(q.instanceId, record.id), failed);
+        q.addFinished(record.id, Date.parse(iso));
+        this.options.logger.warn({ instanceId: q.instanceId, deliveryId: record.id, max }, 'webhook outbox full: oldest pending delivery marked failed');
+      } catch (err) {
+        this.options.logger.error({ err, instanceId: q.instanceId, deliveryId: victim.id }, 'could not mark a dropped delivery failed');
+      }
+    }
+    await this.pruneHistory(q);
+  }
+
+  /**
+   * Deletes the oldest finished deliveries past historyPerInstance. Under the file's lock: the CLI
+   * may have just re-queued one, which is then adopted instead of deleted.
+   */
+  private async pruneHistory(q: InstanceQueue): Promise<void> {
+    while (q.historySize > this.options.historyPerInstance) {
+      const id = q.shiftFinished();
+      if (id === undefined) return;
+      const file = this.paths.file(q.instanceId, id);
+      try {
+        const requeued = await withFileLock(file, async () => {
+          const r = await readDelivery(file);
+          if (r?.status === 'pending') return r;
+          await rm(file, { force: true });
+          return null;
+        });
+        if (requeued) this.adoptRecord(q, requeued);
+      } catch (err) {
+        this.options.logger.warn({ instanceId: q.instanceId, deliveryId: id, error: errorMessage(err) }, 'could not prune a finished delivery');
+      }
+    }
+  }
+
+  private adoptRecord(q: InstanceQueue, r: DeliveryRecord): boolean {
+    if (q.pending.has(r.id)) return false;
+    q.forgetFinished(r.id);
+    q.add(this.pendingOf(r, this.options.clock.now()));
+    return true;
+  }
+
+  /** A CLI redelivery: takes the re-queued file into the queue (at the back of its lane). */
+  async adopt(instanceId: string, deliveryId: string): Promise<boolean> {
+    if (!this.options.instanceExists(instanceId)) return false;
+    const r = await this.read(instanceId, deliveryId);
+    if (r?.status !== 'pending' || r.instanceId !== instanceId) return false;
+    const q = this.queueFor(instanceId);
+    this.dirsReady.add(instanceId);
+    const adopted = this.adoptRecord(q, r);
+    if (adopted) await this.enforceBound(q);
+    return adopted;
+  }
+
+  /** The instance was deleted: drop its queue (its files go with `instance delete`). */
+  forget(instanceId: string): void {
+    const q = this.queues.get(instanceId);
+    if (!q) return;
+    for (const d of q.pending.values()) d.abort?.abort();
+    this.queues.delete(instanceId);
+    this.dirsReady.delete(instanceId);
+  }
+}

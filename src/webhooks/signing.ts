@@ -1,0 +1,34 @@
+import { createHmac } from 'node:crypto';
+
+const WHSEC_PREFIX = 'whsec_';
+
+/**
+ * The HMAC key of a webhook secret: `whsec_<base64>` is the Standard Webhooks form and keys with
+ * the decoded bytes (what the `standardwebhooks` verifier does); anything else keys with its
+ * UTF-8 bytes.
+ */
+export function signingKey(secret: string): Buffer {
+  if (secret.startsWith(WHSEC_PREFIX)) {
+    const decoded = Buffer.from(secret.slice(WHSEC_PREFIX.length), 'base64');
+    if (decoded.length > 0) return decoded;
+  }
+  return Buffer.from(secret, 'utf8');
+}
+
+/** `v1,<base64 HMAC-SHA256 of "{id}.{timestamp}.{body}">`. */
+export function signPayload(secret: string, id: string, timestampSeconds: number, body: string): string {
+  const mac = createHmac('sha256', signingKey(secret)).update(`${id}.${timestampSeconds}.${body}`).digest('base64');
+  return `v1,${mac}`;
+}
+
+/** The Standard Webhooks headers of one attempt; no signature header without a secret. */
+export function webhookHeaders(input: { id: string; timestampSeconds: number; body: string; secret: string | null; userAgent: string }): Record<string, string> {
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    'user-agent': input.userAgent,
+    'webhook-id': input.id,
+    'webhook-timestamp': String(input.timestampSeconds),
+  };
+  if (input.secret) headers['webhook-signature'] = signPayload(input.secret, input.id, input.timestampSeconds, input.body);
+  return headers;
+}

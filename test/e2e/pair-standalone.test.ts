@@ -1,0 +1,93 @@
+import test from 'ava';
+import { spawn } from 'node:child_process';
+import { createServer, type Server, type Socket } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { runningDaemon } from '../../src/daemon/daemon-lock.js';
+import { GATEWAY_BIN, runCli } from '../helpers/cli.js';
+import { prepareDataDir, tempDir, waitFor, type ConfigPatch } from '../helpers/daemon.js';
+
+/** A data dir with no daemon and one instance created by the CLI. */
+async function standalone(sandbox: boolean, config: ConfigPatch = {}): Promise<{ dataDir: string; id: string }> {
+  const dataDir = await tempDir();
+  await prepareDataDir(dataDir, config);
+  const created = await runCli(['instance', 'create', '--json', ...(sandbox ? ['--sandbox'] : [])], { dataDir });
+  if (created.code !== 0) throw new Error(created.stderr);
+  return { dataDir, id: (JSON.parse(created.stdout) as { instanceId: string }).instanceId };
+}
+
+test('without a daemon, pair refuses a sandbox instance and says why', async (t) => {
+  const { dataDir, id } = await standalone(true);
+  const r = await runCli(['pair', id], { dataDir });
+  t.is(r.code, 1);
+  t.regex(r.stderr, /^gateway: inst_\S+ is a sandbox instance and no daemon is running: nothing would scan its QR\. Start the daemon \(gateway start\)/);
+  t.is(r.stderr.trim().split('\n').length, 1, 'one line');
+  t.is(r.stdout, '');
+  t.is(await runningDaemon(dataDir), null, 'the data dir is left unlocked');
+});
+
+test('without a daemon, an unknown instance exits 4 and a bad --phone exits 2', async (t) => {
+  const { dataDir } = await standalone(false);
+  const missing = await runCli(['pair', 'inst_missing123'], { dataDir });
+  t.is(missing.code, 4, missing.stderr);
+  t.regex(missing.stderr, /^gateway: no instance with id "inst_missing123"\n$/);
+  const bad = await runCli(['pair', 'inst_missing123', '--phone', '+0123'], { dataDir });
+  t.is(bad.code, 2);
+  t.regex(bad.stderr, /--phone.*E\.164/);
+  const badTimeout = await runCli(['pair', 'inst_missing123', '--timeout', 'soon'], { dataDir });
+  t.is(badTimeout.code, 2);
+});
+
+/** A TCP server that accepts and never answers: Baileys sits in `connecting`. */
+async function silentServer(): Promise<{ url: string; server: Server; sockets: Set<Socket> }> {
+  const sockets = new Set<Socket>();
+  const server = createServer((s) => {
+    sockets.add(s);
+    s.on('error', () => undefined);
+    s.on('close', () => sockets.delete(s));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `ws://127.0.0.1:${(server.address() as AddressInfo).port}/ws/chat`, server, sockets };
+}
+
+test('without a daemon, pair opens the connection itself, holds the data dir meanwhile and honours --timeout', async (t) => {
+  const silent = await silentServer();
+  try {
+    const { dataDir, id } = await standalone(false, { baileys: { webSocketUrl: silent.url } });
+    const child = spawn(process.execPath, [GATEWAY_BIN, '--data-dir', dataDir, 'pair', id, '--timeout', '3'], { env: { ...process.env, CI: 'true' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+    try {
+      await waitFor(() => /pairing inst_\S+ directly/.test(out), 15_000, `the standalone banner; ${out} ${err}`);
+      await waitFor(() => silent.sockets.size > 0, 15_000, 'Baileys connecting to the configured socket URL');
+      t.not(await runningDaemon(dataDir), null, 'a daemon cannot start while pair holds the connection');
+      const start = await runCli(['start', '--port', '0'], { dataDir });
+      t.is(start.code, 1);
+      t.regex(start.stderr, /already running/);
+      t.is(await exited, 1);
+      t.regex(err, /gateway: timed out after 3 s/);
+      t.regex(out, /status: initializing/);
+      t.notRegex(out, /"level"/, 'no log lines on stdout');
+    } finally {
+      child.kill('SIGKILL');
+    }
+    t.is(await runningDaemon(dataDir), null, 'the lock is released on the way out');
+  } finally {
+    for (const s of silent.sockets) s.destroy();
+    silent.server.close();
+  }
+});
+
+test('without a daemon, a connection that gives up ends pair with exit 1 and the reason', async (t) => {
+  // Nothing listens on this port: every attempt fails at once and the cap of 1 stops it quickly.
+  const closed = await silentServer();
+  const url = closed.url;
+  await new Promise((r) => closed.server.close(r));
+  const { dataDir, id } = await standalone(false, { baileys: { webSocketUrl: url, maxReconnectAttempts: 1, reconnectBaseMs: 0, reconnectMaxMs: 0 } });
+  const r = await runCli(['pair', id], { dataDir });
+  t.is(r.code, 1, r.stderr);
+  t.regex(r.stderr, /gateway: pairing stopped: gave up after 1 failed reconnects/);
+  t.is(await runningDaemon(dataDir), null);
+});

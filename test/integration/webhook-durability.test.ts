@@ -1,0 +1,151 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import test from 'ava';
+import { createWebhookPlugin } from '../../src/webhooks/plugin.js';
+import { GATEWAY_BIN } from '../helpers/cli.js';
+import { prepareDataDir, request, startTestDaemon, tempDir, waitFor } from '../helpers/daemon.js';
+import { inbound, outbox, setWebhook, startReceiver, waitForOutbox } from '../helpers/receiver.js';
+
+test('the event is on disk before the inbound call returns', async (t) => {
+  const receiver = await startReceiver({ reply: 'hang' });
+  const d = await startTestDaemon({ plugins: [createWebhookPlugin({ stopGraceMs: 10 })] });
+  try {
+    const inst = await d.connectedSandbox();
+    await setWebhook(d, inst, receiver.url);
+    const messageId = await inbound(d, inst, '+15551234567', 'keep me');
+    // Read straight after the answer: the receiver has not acknowledged anything.
+    const dir = join(d.dataDir, 'outbox', inst.id);
+    const files = (await readdir(dir)).filter((f) => f.endsWith('.json'));
+    t.is(files.length, 1);
+    const stored = JSON.parse(await readFile(join(dir, files[0]!), 'utf8')) as { status: string; event: { data: { messageId: string } } };
+    t.is(stored.status, 'pending');
+    t.is(stored.event.data.messageId, messageId);
+  } finally {
+    await d.close();
+    await receiver.close();
+  }
+});
+
+test('only subscribed events are stored, and nothing without a webhook', async (t) => {
+  const receiver = await startReceiver();
+  const d = await startTestDaemon({ plugins: [createWebhookPlugin()] });
+  try {
+    const inst = await d.connectedSandbox();
+    await inbound(d, inst, '+15551234567', 'no webhook yet');
+    t.deepEqual(await outbox(d.dataDir, inst.id), []);
+    await setWebhook(d, inst, receiver.url, { events: ['instance.status'] });
+    await inbound(d, inst, '+15551234567', 'not subscribed');
+    await d.request('POST', `/api/${inst.id}/sandbox/disconnect`, { key: inst.key });
+    const records = await waitForOutbox(d.dataDir, inst.id, (r) => r.length === 1 && r[0]!.status === 'delivered');
+    t.is(records[0]!.type, 'instance.status');
+    t.deepEqual(receiver.requests.map((r) => r.json.type), ['instance.status']);
+  } finally {
+    await d.close();
+    await receiver.close();
+  }
+});
+
+test('an event that cannot be stored fails the inbound call instead of being acknowledged', async (t) => {
+  const receiver = await startReceiver();
+  const d = await startTestDaemon({ plugins: [createWebhookPlugin()] });
+  try {
+    const inst = await d.connectedSandbox();
+    await setWebhook(d, inst, receiver.url);
+    await inbound(d, inst, '+15551234567', 'stored');
+    await receiver.waitForCount(1);
+    // Replace the instance's outbox directory by a file: the next write must fail.
+    const dir = join(d.dataDir, 'outbox', inst.id);
+    await rm(dir, { recursive: true, force: true });
+    await writeFile(dir, 'not a directory');
+    const res = await d.request('POST', `/api/${inst.id}/sandbox/inbound`, { key: inst.key, json: { from: '+15551234567', message: 'lost?' } });
+    t.is(res.status, 500);
+    t.is(res.body.error.code, 'INTERNAL');
+  } finally {
+    await d.close();
+    await receiver.close();
+  }
+});
+
+interface Child {
+  process: ChildProcess;
+  port: number;
+  stderr: () => string;
+}
+
+/** `gateway start` as a child; retries while the killed daemon's lock has not gone stale yet. */
+async function startChild(dataDir: string, ms = 30_000): Promise<Child> {
+  const until = Date.now() + ms;
+  for (;;) {
+    const child = spawn(process.execPath, [GATEWAY_BIN, 'start', '--port', '0', '--data-dir', dataDir, '--log-level', 'warn'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
+    let exited = false;
+    child.once('exit', () => (exited = true));
+    const info = await waitFor(
+      () => {
+        if (exited) return 'exited';
+        try {
+          // Until it listens, daemon.json is absent, stale (a killed daemon's) or has port 0.
+          const info = JSON.parse(readFileSync(join(dataDir, 'daemon.json'), 'utf8')) as { port: number; pid: number };
+          return info.pid === child.pid && info.port > 0 ? info : null;
+        } catch {
+          return null;
+        }
+      },
+      ms,
+      'daemon.json',
+    );
+    if (info !== 'exited') return { process: child, port: info.port, stderr: () => stderr };
+    if (!/already running/.test(stderr) || Date.now() > until) throw new Error(`daemon did not start: ${stderr}`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
+function killHard(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    child.once('exit', () => resolve());
+    child.kill('SIGKILL');
+  });
+}
+
+test('kill -9 between receipt and delivery: the restarted daemon still delivers it', async (t) => {
+  t.timeout(60_000);
+  const receiver = await startReceiver({ reply: 'hang' });
+  const dataDir = await tempDir();
+  await mkdir(dataDir, { recursive: true });
+  const secret = await prepareDataDir(dataDir, { webhooks: { allowPrivateTargets: true, timeoutMs: 30_000 } });
+  let child = await startChild(dataDir);
+  try {
+    const base = () => `http://127.0.0.1:${child.port}`;
+    const created = await request(base(), 'POST', '/api/instances/create', { secret, json: { sandbox: true } });
+    t.is(created.status, 201);
+    const id = created.body.instanceId as string;
+    const key = created.body.apiKey as string;
+    t.is((await request(base(), 'POST', `/api/${id}/sandbox/scan`, { key })).status, 200);
+    t.is((await request(base(), 'PUT', `/api/${id}/webhook`, { key, json: { url: receiver.url, events: ['message.received'] } })).status, 200);
+    const sent = await request(base(), 'POST', `/api/${id}/sandbox/inbound`, { key, json: { from: '+15551234567', message: 'survive this' } });
+    t.is(sent.status, 200);
+
+    // The receiver got the first attempt but never answers it; the daemon dies mid-delivery.
+    const [first] = await receiver.waitForCount(1, 10_000);
+    await killHard(child.process);
+    const [pending] = await outbox(dataDir, id);
+    t.is(pending!.status, 'pending');
+    t.is(pending!.event.type === 'message.received' ? pending!.event.data.messageId : null, sent.body.messageId);
+
+    receiver.setDefault(200);
+    child = await startChild(dataDir);
+    const [delivered] = await waitForOutbox(dataDir, id, (r) => r[0]?.status === 'delivered', 15_000);
+    const last = receiver.requests.at(-1)!;
+    t.is(last.headers['webhook-id'], first!.headers['webhook-id']);
+    t.is(last.json.data.messageId, sent.body.messageId);
+    t.is<string | undefined, string | undefined>(delivered!.id, first!.headers['webhook-id']);
+  } finally {
+    await killHard(child.process);
+    await receiver.close();
+    await rm(dataDir, { recursive: true, force: true });
+  }
+});

@@ -1,0 +1,90 @@
+import test from 'ava';
+import { ManualClock } from '../../src/domain/clock.js';
+import { createWebhookPlugin } from '../../src/webhooks/plugin.js';
+import { ManualTimers } from '../../src/webhooks/timers.js';
+import { startTestDaemon, waitFor } from '../helpers/daemon.js';
+import { inbound, setWebhook, startReceiver, waitForOutbox } from '../helpers/receiver.js';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+test('a message being retried holds back later messages of its chat, not other chats', async (t) => {
+  const clock = new ManualClock();
+  const timers = new ManualTimers(clock);
+  const receiver = await startReceiver();
+  let failedFirst = false;
+  receiver.setDefault((req) => {
+    if (req.json.data.text === 'A1' && !failedFirst) {
+      failedFirst = true;
+      return 500;
+    }
+    return 200;
+  });
+  const d = await startTestDaemon({
+    clock,
+    plugins: [createWebhookPlugin({ timers, random: () => 0.5 })],
+    config: { webhooks: { allowPrivateTargets: true, retryDelaysMs: [5_000] } },
+  });
+  try {
+    const inst = await d.connectedSandbox();
+    await setWebhook(d, inst, receiver.url);
+    await inbound(d, inst, '+15550000001', 'A1');
+    await inbound(d, inst, '+15550000001', 'A2');
+    await inbound(d, inst, '+15550000001', 'A3');
+    await inbound(d, inst, '+15550000002', 'B1');
+
+    await waitForOutbox(d.dataDir, inst.id, (r) => r.find((x) => x.event.type === 'message.received' && x.event.data.text === 'B1')?.status === 'delivered');
+    await sleep(150);
+    const texts = () => receiver.requests.map((r) => String(r.json.data.text));
+    t.deepEqual(texts().filter((x) => x.startsWith('A')), ['A1'], 'A2 and A3 wait for A1');
+    t.true(texts().includes('B1'), 'another chat is not held back');
+
+    timers.advance(5_000);
+    await waitFor(() => receiver.requests.length >= 5, 5000, 'all deliveries');
+    t.deepEqual(texts().filter((x) => x.startsWith('A')), ['A1', 'A1', 'A2', 'A3']);
+    const records = await waitForOutbox(d.dataDir, inst.id, (r) => r.every((x) => x.status === 'delivered'));
+    t.is(records.length, 4);
+  } finally {
+    await d.close();
+    await receiver.close();
+  }
+});
+
+test('the oldest delivery of a chat failing for good lets the next one go', async (t) => {
+  const receiver = await startReceiver();
+  receiver.setDefault((req) => (req.json.data.text === 'first' ? 500 : 200));
+  const d = await startTestDaemon({ plugins: [createWebhookPlugin()], config: { webhooks: { allowPrivateTargets: true, retryDelaysMs: [30] } } });
+  try {
+    const inst = await d.connectedSandbox();
+    await setWebhook(d, inst, receiver.url);
+    await inbound(d, inst, '+15550000001', 'first');
+    await inbound(d, inst, '+15550000001', 'second');
+    const records = await waitForOutbox(d.dataDir, inst.id, (r) => r.length === 2 && r.every((x) => x.status !== 'pending'));
+    t.deepEqual(records.map((r) => r.status), ['failed', 'delivered']);
+    t.deepEqual(receiver.requests.map((r) => r.json.data.text), ['first', 'first', 'second']);
+  } finally {
+    await d.close();
+    await receiver.close();
+  }
+});
+
+test('deliveries run at most webhooks.concurrency at once', async (t) => {
+  const receiver = await startReceiver({ reply: 'hang' });
+  const d = await startTestDaemon({
+    plugins: [createWebhookPlugin({ stopGraceMs: 10 })],
+    config: { webhooks: { allowPrivateTargets: true, concurrency: 2, timeoutMs: 300, retryDelaysMs: [60_000] } },
+  });
+  try {
+    const inst = await d.connectedSandbox();
+    await setWebhook(d, inst, receiver.url);
+    for (let i = 1; i <= 5; i++) await inbound(d, inst, `+1555000000${i}`, `chat ${i}`);
+    await receiver.waitForCount(2);
+    await sleep(150);
+    t.is(receiver.requests.length, 2, 'the other three wait for a slot');
+    // Timed-out attempts free their slots for the rest.
+    await receiver.waitForCount(5);
+    t.is(receiver.maxConcurrent, 2);
+  } finally {
+    await d.close();
+    await receiver.close();
+  }
+});

@@ -1,0 +1,185 @@
+import { createServer, type Server } from 'node:net';
+import { chmod, mkdir, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import test from 'ava';
+import { loadConfig, saveConfig } from '../../src/config/load.js';
+import { compareVersions } from '../../src/ops/doctor/node-version.js';
+import { runDoctor, formatReport, type DoctorReport } from '../../src/ops/doctor/index.js';
+import { prepareDataDir, startTestDaemon, tempDir } from '../helpers/daemon.js';
+
+function listen(host = '127.0.0.1'): Promise<{ server: Server; port: number }> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.listen(0, host, () => resolve({ server, port: (server.address() as { port: number }).port }));
+  });
+}
+
+const made: string[] = [];
+
+async function scratch(): Promise<string> {
+  const dir = await tempDir('gw-doctor-');
+  made.push(dir);
+  return dir;
+}
+
+/** A free port now (bound, then released). */
+async function freePort(): Promise<number> {
+  const { server, port } = await listen();
+  await new Promise((r) => server.close(r));
+  return port;
+}
+
+/** An initialised data dir on a free port with one instance and a credit file. */
+async function goodDir(): Promise<string> {
+  const dir = join(await scratch(), 'data');
+  await prepareDataDir(dir, { port: await freePort() });
+  const d = await startTestDaemon({ dataDir: dir });
+  try {
+    // startTestDaemon with its own dataDir has no secret: provision through the store directly.
+    await d.daemon.deps.instances.create({ sandbox: true }, async (id) => {
+      await d.daemon.deps.credits.add(id, 3);
+    });
+  } finally {
+    await d.close();
+  }
+  return dir;
+}
+
+const check = (report: DoctorReport, name: string) => {
+  const c = report.checks.find((x) => x.name === name);
+  if (!c) throw new Error(`no check ${name}`);
+  return c;
+};
+
+test('a healthy data dir passes every check', async (t) => {
+  const dir = await goodDir();
+  const report = await runDoctor(dir);
+  t.true(report.ok, formatReport(report));
+  t.deepEqual(report.checks.map((c) => [c.name, c.status]), [
+    ['node', 'ok'],
+    ['data-dir', 'ok'],
+    ['permissions', 'ok'],
+    ['config', 'ok'],
+    ['store', 'ok'],
+    ['port', 'ok'],
+  ]);
+  t.regex(check(report, 'store').message, /1 credit file\(s\) load \(1 instance\(s\)\)/);
+});
+
+test('a missing data dir fails and skips what depends on it', async (t) => {
+  const dir = join(await scratch(), 'nope');
+  const report = await runDoctor(dir);
+  t.false(report.ok);
+  t.is(check(report, 'data-dir').status, 'fail');
+  t.regex(check(report, 'data-dir').fix ?? '', /gateway init/);
+  for (const name of ['permissions', 'config', 'store', 'port']) t.is(check(report, name).status, 'skip');
+});
+
+test('loose permissions are reported file by file', async (t) => {
+  const dir = await goodDir();
+  await chmod(join(dir, 'config.json'), 0o644);
+  await chmod(join(dir, 'credits'), 0o755);
+  const report = await runDoctor(dir);
+  t.false(report.ok);
+  const perms = check(report, 'permissions');
+  t.is(perms.status, 'fail');
+  t.regex(perms.message, /file config\.json is 0644, should be 0600/);
+  t.regex(perms.message, /directory credits is 0755, should be 0700/);
+  t.deepEqual(perms.files?.sort(), [join(dir, 'config.json'), join(dir, 'credits')].sort());
+  t.regex(perms.fix ?? '', /chmod 700/);
+});
+
+test('a data dir open to others fails', async (t) => {
+  const dir = await goodDir();
+  await chmod(dir, 0o755);
+  const perms = check(await runDoctor(dir), 'permissions');
+  t.is(perms.status, 'fail');
+  t.regex(perms.message, /directory \. is 0755/);
+});
+
+test('a corrupt instances.json is named', async (t) => {
+  const dir = await goodDir();
+  await writeFile(join(dir, 'instances.json'), '{"version":1,"instances":', { mode: 0o600 });
+  const report = await runDoctor(dir);
+  t.false(report.ok);
+  const store = check(report, 'store');
+  t.is(store.status, 'fail');
+  t.true(store.message.includes(join(dir, 'instances.json')));
+  t.deepEqual(store.files, [join(dir, 'instances.json')]);
+  t.regex(store.fix ?? '', /backup/);
+});
+
+test('a corrupt credits file is named', async (t) => {
+  const dir = await goodDir();
+  const file = join(dir, 'credits', 'inst_abcdefgh.json');
+  await writeFile(file, '{"balance":-5,"spent":0}', { mode: 0o600 });
+  const store = check(await runDoctor(dir), 'store');
+  t.is(store.status, 'fail');
+  t.deepEqual(store.files, [file]);
+});
+
+test('an unparsable auxiliary file is a warning, not a failure', async (t) => {
+  const dir = await goodDir();
+  await mkdir(join(dir, 'auth'), { recursive: true, mode: 0o700 });
+  await writeFile(join(dir, 'auth', 'inst_abcdefgh.json'), '{oops', { mode: 0o600 });
+  const report = await runDoctor(dir);
+  t.true(report.ok);
+  const store = check(report, 'store');
+  t.is(store.status, 'warn');
+  t.regex(store.message, /auth\/inst_abcdefgh\.json/);
+});
+
+test('an invalid config fails with the key named and skips the port check', async (t) => {
+  const dir = await goodDir();
+  const config = loadConfig(dir);
+  await writeFile(join(dir, 'config.json'), JSON.stringify({ ...config, port: 'eighty', bogus: 1 }), { mode: 0o600 });
+  const report = await runDoctor(dir);
+  t.false(report.ok);
+  t.regex(check(report, 'config').message, /port: expected an integer/);
+  t.regex(check(report, 'config').message, /bogus: unknown key/);
+  t.is(check(report, 'port').status, 'skip');
+});
+
+test('a port held by another process fails; one held by our own daemon passes', async (t) => {
+  const dir = await goodDir();
+  const { server, port } = await listen();
+  try {
+    await saveConfig(dir, { ...loadConfig(dir), port });
+    const busy = check(await runDoctor(dir), 'port');
+    t.is(busy.status, 'fail');
+    t.regex(busy.message, new RegExp(`127\\.0\\.0\\.1:${port} is in use`));
+    t.regex(busy.fix ?? '', /ss -ltnp/);
+  } finally {
+    await new Promise((r) => server.close(r));
+  }
+  const daemonPort = await freePort();
+  await saveConfig(dir, { ...loadConfig(dir), port: daemonPort });
+  const d = await startTestDaemon({ dataDir: dir });
+  try {
+    // startTestDaemon listens on port 0; doctor must recognise the daemon by its lock, not the port.
+    const held = check(await runDoctor(dir), 'port');
+    t.is(held.status, 'ok');
+    t.regex(held.message, /daemon for this data dir is running/);
+  } finally {
+    await d.close();
+  }
+});
+
+test('an old Node fails the node check', async (t) => {
+  const report = await runDoctor(join(await scratch(), 'nope'), { nodeVersion: '20.18.3' });
+  t.is(check(report, 'node').status, 'fail');
+  t.regex(check(report, 'node').message, /20\.18\.3 is too old/);
+  t.is(check(await runDoctor('/nonexistent', { nodeVersion: '22.1.0' }), 'node').status, 'ok');
+});
+
+test('compareVersions compares numerically', (t) => {
+  t.is(compareVersions('20.19.0', '20.19.0'), 0);
+  t.is(compareVersions('v20.20.2', '20.19.0'), 1);
+  t.is(compareVersions('20.9.0', '20.19.0'), -1);
+  t.is(compareVersions('22.0.0', '20.19.0'), 1);
+  t.is(compareVersions('18.20.4', '20.19.0'), -1);
+});
+
+test.after.always(async () => {
+  await Promise.all(made.map((dir) => rm(dir, { recursive: true, force: true })));
+});

@@ -1,0 +1,117 @@
+import test from 'ava';
+import { compileFlow, matchInput, renderTemplate } from '../../src/flows/compiled.js';
+import { runFlow } from '../../src/flows/engine.js';
+
+const support = compileFlow({
+  name: 'support',
+  start: 'welcome',
+  nodes: {
+    welcome: { type: 'message', text: 'Hi {{name}}! 1 = opening hours, 2 = talk to a person', next: 'route' },
+    route: { type: 'condition', rules: [{ equals: '1', next: 'hours' }, { regex: '^(2|human|agent)$', next: 'agent' }], else: 'welcome' },
+    hours: { type: 'message', text: 'Mon-Fri 9-17.' },
+    agent: { type: 'handover', text: 'A colleague will answer you here shortly.' },
+  },
+});
+const who = { name: 'Ann', phone: '+15551234567' };
+
+test('a first message runs from start and waits at the condition', (t) => {
+  const plan = runFlow(support, null, { text: 'hello', ...who });
+  t.deepEqual(plan.sends, ['Hi Ann! 1 = opening hours, 2 = talk to a person']);
+  t.is(plan.position, 'route');
+  t.is(plan.handover, null);
+});
+
+test('a waiting condition evaluates the next message; a node without next ends the flow', (t) => {
+  const plan = runFlow(support, 'route', { text: '1', ...who });
+  t.deepEqual(plan.sends, ['Mon-Fri 9-17.']);
+  t.is(plan.position, null);
+});
+
+test('else goes back to the menu, which waits again', (t) => {
+  const plan = runFlow(support, 'route', { text: 'what?', ...who });
+  t.deepEqual(plan.sends, ['Hi Ann! 1 = opening hours, 2 = talk to a person']);
+  t.is(plan.position, 'route');
+});
+
+test('a handover sends its text and ends the run', (t) => {
+  const plan = runFlow(support, 'route', { text: 'AGENT', ...who });
+  t.deepEqual(plan.sends, ['A colleague will answer you here shortly.']);
+  t.deepEqual(plan.handover, { node: 'agent' });
+  t.is(plan.position, null);
+});
+
+const matchers = compileFlow({
+  name: 'matchers',
+  start: 'c',
+  nodes: {
+    c: {
+      type: 'condition',
+      rules: [
+        { equals: ' Yes ', next: 'eq' },
+        { contains: 'PRICE', next: 'co' },
+        { regex: '^order\\s*#?\\d+$', next: 're' },
+        { any: true, next: 'an' },
+      ],
+    },
+    eq: { type: 'message', text: 'equals' },
+    co: { type: 'message', text: 'contains' },
+    re: { type: 'message', text: 'regex' },
+    an: { type: 'message', text: 'any' },
+  },
+});
+const first = (text: string) => runFlow(matchers, null, { text: matchInput(text), ...who }).sends[0];
+
+test('equals: trimmed and case-insensitive, whole text only', (t) => {
+  t.is(first('  yES  '), 'equals');
+  t.is(first('yes please'), 'any');
+});
+
+test('contains: case-insensitive substring', (t) => {
+  t.is(first('What is the Price?'), 'contains');
+});
+
+test('regex: case-insensitive, on the trimmed text', (t) => {
+  t.is(first('  ORDER #1234 '), 'regex');
+  t.is(first('order abc'), 'any');
+});
+
+test('any matches everything, also an empty message', (t) => {
+  t.is(first('something else'), 'any');
+  t.is(first(''), 'any');
+});
+
+test('rules are tried in order; no match and no else ends the flow', (t) => {
+  const flow = compileFlow({ name: 'x', start: 'c', nodes: { c: { type: 'condition', rules: [{ contains: 'a', next: 'm' }, { contains: 'ab', next: 'n' }] }, m: { type: 'message', text: 'first' }, n: { type: 'message', text: 'second' } } });
+  t.deepEqual(runFlow(flow, null, { text: 'ab', ...who }).sends, ['first']);
+  const none = runFlow(flow, null, { text: 'zzz', ...who });
+  t.deepEqual(none.sends, []);
+  t.is(none.position, null);
+});
+
+test('a condition whose else is itself waits silently', (t) => {
+  const flow = compileFlow({ name: 'x', start: 'c', nodes: { c: { type: 'condition', rules: [{ equals: 'ok', next: 'm' }], else: 'c' }, m: { type: 'message', text: 'done' } } });
+  const plan = runFlow(flow, 'c', { text: 'nope', ...who });
+  t.deepEqual(plan.sends, []);
+  t.is(plan.position, 'c');
+});
+
+test('templates fill {{name}} and {{phone}}; an unknown name is empty', (t) => {
+  t.is(renderTemplate('Hi {{name}} ({{ phone }})', who), 'Hi Ann (+15551234567)');
+  const flow = compileFlow({ name: 'x', start: 'm', nodes: { m: { type: 'message', text: 'Hi {{name}}, we will call {{phone}}' } } });
+  t.deepEqual(runFlow(flow, null, { text: 'x', name: '', phone: '+4915112345678' }).sends, ['Hi , we will call +4915112345678']);
+});
+
+test('a handover with next resumes there; a stale position restarts from start', (t) => {
+  const flow = compileFlow({ name: 'x', start: 'a', nodes: { a: { type: 'handover', next: 'b' }, b: { type: 'message', text: 'back' } } });
+  const plan = runFlow(flow, null, { text: 'x', ...who });
+  t.deepEqual(plan.sends, []);
+  t.is(plan.position, 'b');
+  t.deepEqual(runFlow(flow, 'b', { text: 'x', ...who }).sends, ['back']);
+  t.deepEqual(runFlow(support, 'removed-node', { text: 'x', ...who }).sends, ['Hi Ann! 1 = opening hours, 2 = talk to a person']);
+});
+
+test('matcher input is trimmed and cut to 4 KiB', (t) => {
+  t.is(matchInput('  hi  '), 'hi');
+  t.is(matchInput('x'.repeat(70_000)).length, 4096);
+  t.is(matchInput(undefined), '');
+});

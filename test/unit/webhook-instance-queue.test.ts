@@ -1,0 +1,29 @@
+import test from 'ava';
+import { InstanceQueue, type PendingDelivery } from '../../src/webhooks/instance-queue.js';
+
+const pending = (id: string, lane: string, seq: number): PendingDelivery => ({ id, lane, seq, nextAttemptAt: 0, durable: true, inFlight: false, abort: null });
+
+test('only the head of each lane is offered; removing it offers the next', (t) => {
+  const q = new InstanceQueue('inst_test01');
+  const a1 = pending('a1', 'chat:a', 1);
+  const a2 = pending('a2', 'chat:a', 2);
+  const b1 = pending('b1', 'chat:b', 3);
+  q.add(a1);
+  q.add(a2);
+  q.add(b1);
+  t.deepEqual([...q.heads()].map((d) => d.id), ['a1', 'b1']);
+  q.remove(a1);
+  t.deepEqual([...q.heads()].map((d) => d.id), ['a2', 'b1']);
+  t.is(q.lastSeq, 3);
+});
+
+test('the oldest droppable skips deliveries in flight or not yet stored', (t) => {
+  const q = new InstanceQueue('inst_test01');
+  const a = pending('a', 'chat:a', 1);
+  const b = pending('b', 'chat:b', 2);
+  const c = pending('c', 'chat:c', 3);
+  a.inFlight = true;
+  b.durable = false;
+  [a, b, c].forEach((d) => q.add(d));
+  t.is(q.oldestDroppable()?.id, 'c');
+});
