@@ -218,6 +218,7 @@ async function pairStandalone(cmd: Command, id: string, phone: string | undefine
   }
 }
 
+/** `gateway pair ID [--phone +N] [--timeout SECONDS]`; exit 0 connected, 1 gave up, 2 usage, 4 unknown instance. */
 export function registerPair(program: Command): void {
   program
     .command('pair <id>')

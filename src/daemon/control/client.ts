@@ -7,6 +7,7 @@ export interface ControlStream {
   close(): void;
 }
 
+/** Nothing answers on the control socket (`errno` says why: ENOENT, ECONNREFUSED, EACCES...). */
 export class ControlUnavailableError extends Error {
   constructor(
     readonly socketPath: string,

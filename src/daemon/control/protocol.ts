@@ -85,6 +85,7 @@ export function parseReply(line: string): PairReply | null {
   }
 }
 
+/** One message as a protocol line. */
 export function encodeLine(message: PairReply | PairRequest): string {
   return `${JSON.stringify(message)}\n`;
 }
