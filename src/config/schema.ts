@@ -63,7 +63,7 @@ export function defaultConfig(): GatewayConfig {
       allowPrivateTargets: false,
       maxPendingPerInstance: 10_000,
       historyPerInstance: 200,
-      concurrency: 16,
+      concurrency: 64,
     },
     media: { maxBytes: 16 * 1024 * 1024 },
     plans: { trialDays: 30, initialCredits: 0 },

@@ -35,7 +35,7 @@ export function createMetricsPlugin(options: { defaultMetrics?: boolean } = {}):
       appOptions.extensions.push((router) => {
         router.get('/metrics', async (ctx) => {
           if (metrics === null || !metricsAllowed(mode, ctx.req.socket.remoteAddress)) {
-            throw new GatewayError('NOT_FOUND', `no route for ${ctx.method} /metrics`);
+            throw new GatewayError('NOT_FOUND', `no route for ${ctx.method} ${ctx.path.slice(0, 100)}`);
           }
           const text = await metrics.registry.metrics();
           ctx.set('Cache-Control', 'no-store');

@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, open, rename, rm } from 'node:fs/promises';
-import { closeSync, fsync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, basename, join } from 'node:path';
 
 /** Mode for every file the gateway writes: secrets and customer data live in them. */
@@ -11,16 +10,25 @@ function tempPath(file: string): string {
   return join(dirname(file), `.${basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
 }
 
+export interface WriteOptions {
+  /**
+   * false skips the fsyncs, for state whose loss in a crash is harmless; the rename still makes
+   * the write all-or-nothing. Default true.
+   */
+  durable?: boolean;
+}
+
 /**
  * Writes `data` to `file` so that a crash at any moment leaves either the old or the new content:
  * write a temp file in the same directory, fsync it, rename it over the target, fsync the directory.
  */
-export async function writeFileAtomic(file: string, data: string | Uint8Array): Promise<void> {
+export async function writeFileAtomic(file: string, data: string | Uint8Array, options: WriteOptions = {}): Promise<void> {
+  const durable = options.durable ?? true;
   const tmp = tempPath(file);
   const handle = await open(tmp, 'w', FILE_MODE);
   try {
     await handle.writeFile(data);
-    await handle.sync();
+    if (durable) await handle.sync();
   } catch (err) {
     await handle.close().catch(() => undefined);
     await rm(tmp, { force: true });
@@ -33,64 +41,39 @@ export async function writeFileAtomic(file: string, data: string | Uint8Array): 
     await rm(tmp, { force: true });
     throw err;
   }
-  await syncDir(dirname(file));
-}
-
-/** Synchronous twin of writeFileAtomic, for shutdown paths where the event loop is ending. */
-export function writeFileAtomicSync(file: string, data: string | Uint8Array): void {
-  const tmp = tempPath(file);
-  const fd = openSync(tmp, 'w', FILE_MODE);
-  try {
-    writeFileSync(fd, data);
-    fsyncSync(fd);
-  } catch (err) {
-    closeSync(fd);
-    rmSync(tmp, { force: true });
-    throw err;
-  }
-  closeSync(fd);
-  renameSync(tmp, file);
-  try {
-    const dfd = openSync(dirname(file), 'r');
-    try {
-      fsyncSync(dfd);
-    } finally {
-      closeSync(dfd);
-    }
-  } catch {
-    // Directory fsync is not supported everywhere; the rename itself is still atomic.
-  }
-}
-
-/**
- * writeFileAtomic for files of a few hundred bytes on the hot path (credit debits): the quick steps
- * (open, write, close, rename) run synchronously, only the two fsyncs wait on the thread pool, so a
- * debit costs two event-loop round trips instead of a dozen. `durable: false` skips the fsyncs for
- * state whose loss in a crash is harmless (the rename still makes the write all-or-nothing).
- */
-export async function writeSmallFileAtomic(file: string, data: string, options: { durable?: boolean } = {}): Promise<void> {
-  const durable = options.durable ?? true;
-  const tmp = tempPath(file);
-  const fd = openSync(tmp, 'w', FILE_MODE);
-  try {
-    writeFileSync(fd, data);
-    if (durable) await new Promise<void>((resolve, reject) => fsync(fd, (err) => (err ? reject(err) : resolve())));
-  } catch (err) {
-    closeSync(fd);
-    rmSync(tmp, { force: true });
-    throw err;
-  }
-  closeSync(fd);
-  try {
-    renameSync(tmp, file);
-  } catch (err) {
-    rmSync(tmp, { force: true });
-    throw err;
-  }
   if (durable) await syncDir(dirname(file));
 }
 
-async function syncDir(dir: string): Promise<void> {
+/**
+ * Creates a new file durably (fails if it exists). No temp file and rename are needed: until this
+ * resolves nobody has been told the file exists, and a reader must treat a torn one as absent.
+ */
+export async function createFileDurable(file: string, data: string | Uint8Array): Promise<void> {
+  const handle = await open(file, 'wx', FILE_MODE);
+  try {
+    await handle.writeFile(data);
+    await handle.sync();
+  } catch (err) {
+    await handle.close().catch(() => undefined);
+    await rm(file, { force: true });
+    throw err;
+  }
+  await handle.close();
+  await syncDir(dirname(file));
+}
+
+/**
+ * Directory fsyncs, coalesced per directory: a burst of writes into one directory (the webhook
+ * outbox, the credit files) shares one fsync instead of queueing one each behind the journal. A
+ * caller always waits for an fsync that started after its own rename, so nothing is skipped.
+ */
+interface DirSync {
+  running: Promise<void> | null;
+  waiting: Promise<void> | null;
+}
+const dirSyncs = new Map<string, DirSync>();
+
+async function syncDirNow(dir: string): Promise<void> {
   try {
     const handle = await open(dir, 'r');
     try {
@@ -103,10 +86,32 @@ async function syncDir(dir: string): Promise<void> {
   }
 }
 
-export async function ensureDir(dir: string): Promise<void> {
-  await mkdir(dir, { recursive: true, mode: DIR_MODE });
+function launch(dir: string, s: DirSync): Promise<void> {
+  const p = syncDirNow(dir).finally(() => {
+    s.running = null;
+    if (!s.waiting) dirSyncs.delete(dir);
+  });
+  s.running = p;
+  return p;
 }
 
-export function ensureDirSync(dir: string): void {
-  mkdirSync(dir, { recursive: true, mode: DIR_MODE });
+export function syncDir(dir: string): Promise<void> {
+  let s = dirSyncs.get(dir);
+  if (!s) {
+    s = { running: null, waiting: null };
+    dirSyncs.set(dir, s);
+  }
+  if (!s.running) return launch(dir, s);
+  if (!s.waiting) {
+    const state = s;
+    state.waiting = (state.running as Promise<void>).then(() => {
+      state.waiting = null;
+      return launch(dir, state);
+    });
+  }
+  return s.waiting as Promise<void>;
+}
+
+export async function ensureDir(dir: string): Promise<void> {
+  await mkdir(dir, { recursive: true, mode: DIR_MODE });
 }

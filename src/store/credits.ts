@@ -1,6 +1,6 @@
 import { rm } from 'node:fs/promises';
 import { statSync } from 'node:fs';
-import { ensureDir, writeSmallFileAtomic } from './atomic-write.js';
+import { ensureDir, writeFileAtomic } from './atomic-write.js';
 import { AtomicJsonFile } from './json-file.js';
 import { withFileLock } from './lock.js';
 import { storePaths, type StorePaths } from './paths.js';
@@ -42,7 +42,7 @@ export class CreditStore {
 
   /**
    * Locked read-modify-write of one instance's credits. The file is a few bytes, so it is read
-   * synchronously and written with writeSmallFileAtomic: this is the per-send hot path.
+   * synchronously (no thread-pool round trip): this is the per-send hot path.
    */
   async update<R>(id: string, fn: (doc: CreditsDoc) => R): Promise<{ doc: CreditsDoc; result: R }> {
     if (!this.dirReady) {
@@ -53,7 +53,7 @@ export class CreditStore {
     return withFileLock(file.file, async () => {
       const doc = file.readSync() ?? { ...EMPTY };
       const result = fn(doc);
-      await writeSmallFileAtomic(file.file, JSON.stringify(doc));
+      await writeFileAtomic(file.file, JSON.stringify(doc));
       return { doc, result };
     });
   }

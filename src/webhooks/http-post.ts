@@ -59,11 +59,13 @@ export function postWebhook(input: PostInput): Promise<PostResult> {
       agent: input.agents,
       signal: input.signal,
     });
-    const finish = (result: PostResult): void => {
+    const finish = (result: PostResult, keepSocket = false): void => {
       if (settled) return;
       settled = true;
       resolve(result);
-      stream.destroy();
+      // A short 2xx body is read to its end so the keep-alive socket can be reused; anything
+      // else (errors, big bodies) is cut off.
+      if (!keepSocket) stream.destroy();
     };
     const failWithBody = (): void => {
       const code = status ?? 0;
@@ -74,13 +76,17 @@ export function postWebhook(input: PostInput): Promise<PostResult> {
     stream.on('response', (res: { statusCode: number }) => {
       status = res.statusCode;
       if (status >= 200 && status < 300) {
-        finish({ ok: true, status });
+        finish({ ok: true, status }, true);
         return;
       }
       if (status >= 300 && status < 400) failWithBody();
     });
     stream.on('data', (chunk: Buffer) => {
-      if (settled) return;
+      if (settled) {
+        size += chunk.length;
+        if (size > RESPONSE_PEEK_BYTES) stream.destroy();
+        return;
+      }
       chunks.push(chunk);
       size += chunk.length;
       if (size >= RESPONSE_PEEK_BYTES) failWithBody();

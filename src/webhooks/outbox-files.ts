@@ -1,6 +1,6 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ensureDir, writeFileAtomic, writeSmallFileAtomic } from '../store/atomic-write.js';
+import { createFileDurable, ensureDir, writeFileAtomic } from '../store/atomic-write.js';
 import { withFileLock } from '../store/lock.js';
 import { storePaths } from '../store/paths.js';
 import { isDeliveryId, isDeliveryRecord, type DeliveryRecord } from './delivery-record.js';
@@ -58,8 +58,16 @@ export async function readDelivery(file: string): Promise<DeliveryRecord | null>
  * event is acknowledged; the outcome of an attempt need not (losing it in a crash means one more
  * attempt, which at-least-once delivery allows).
  */
+/**
+ * Stores a new delivery: created in place and fsynced (no rename needed for a new file; a torn one
+ * left by a crash was never acknowledged and reads as absent).
+ */
+export async function createDelivery(file: string, record: DeliveryRecord): Promise<void> {
+  await createFileDurable(file, JSON.stringify(record));
+}
+
 export async function writeDelivery(file: string, record: DeliveryRecord, durable = true): Promise<void> {
-  await writeSmallFileAtomic(file, JSON.stringify(record), { durable });
+  await writeFileAtomic(file, JSON.stringify(record), { durable });
 }
 
 /** Delivery ids with a file in `dir` (temp files and lock dirs are skipped). */
@@ -92,7 +100,7 @@ export type RequeueResult =
 
 /**
  * Puts a finished delivery back in the queue with the same webhook-id (CLI `redeliver`): under the
- * file's lock, so the daemon's history pruning cannot delete it halfway; then leaves a nudge so a
+ * instance outbox's lock, so the daemon's history pruning cannot delete it halfway; then leaves a nudge so a
  * running daemon picks it up within its poll interval. A daemon that is not running loads it as
  * pending on start.
  */
@@ -100,9 +108,9 @@ export async function requeueDelivery(dataDir: string, instanceId: string, deliv
   const paths = outboxPaths(dataDir);
   if (!isDeliveryId(deliveryId)) return { outcome: 'not-found' };
   const file = paths.file(instanceId, deliveryId);
-  // The lock lives next to the file; without the file (or its directory) there is nothing to lock.
   if (!(await readDelivery(file))) return { outcome: 'not-found' };
-  const result = await withFileLock(file, async (): Promise<RequeueResult> => {
+  // The instance's outbox lock: the daemon prunes history under the same one.
+  const result = await withFileLock(paths.instanceDir(instanceId), async (): Promise<RequeueResult> => {
     const record = await readDelivery(file);
     if (!record || record.instanceId !== instanceId) return { outcome: 'not-found' };
     if (record.status === 'pending') return { outcome: 'already-pending', record };

@@ -9,7 +9,7 @@ import { withFileLock } from '../store/lock.js';
 import { isInstanceId } from '../store/paths.js';
 import { newDeliveryId, newDeliveryRecord, type DeliveryRecord } from './delivery-record.js';
 import { InstanceQueue, type PendingDelivery } from './instance-queue.js';
-import { outboxPaths, readDelivery, readInstanceDeliveries, writeDelivery, type OutboxPaths } from './outbox-files.js';
+import { createDelivery, outboxPaths, readDelivery, readInstanceDeliveries, writeDelivery, type OutboxPaths } from './outbox-files.js';
 
 export interface OutboxOptions {
   dataDir: string;
@@ -54,6 +54,12 @@ export class Outbox {
   readonly paths: OutboxPaths;
   private readonly queues = new Map<string, InstanceQueue>();
   private readonly dirsReady = new Set<string>();
+  /**
+   * Records of recently stored pending deliveries, so the first attempt needs no file read. Bounded;
+   * the file stays the truth (a CLI redelivery rewrites it and is re-read through adopt()).
+   */
+  private readonly fresh = new Map<string, DeliveryRecord>();
+  private static readonly FRESH_LIMIT = 2_000;
 
   constructor(private readonly options: OutboxOptions) {
     this.paths = outboxPaths(options.dataDir);
@@ -130,22 +136,27 @@ export class Outbox {
         await ensureDir(this.paths.instanceDir(q.instanceId));
         this.dirsReady.add(q.instanceId);
       }
-      await writeDelivery(this.paths.file(q.instanceId, record.id), record);
+      await createDelivery(this.paths.file(q.instanceId, record.id), record);
     } catch (err) {
       q.remove(d);
       throw err;
     }
+    this.fresh.set(record.id, record);
+    if (this.fresh.size > Outbox.FRESH_LIMIT) this.fresh.delete(this.fresh.keys().next().value as string);
     d.durable = true;
     await this.enforceBound(q);
     return record;
   }
 
   async read(instanceId: string, id: string): Promise<DeliveryRecord | null> {
+    const cached = this.fresh.get(id);
+    if (cached && cached.instanceId === instanceId) return cached;
     return readDelivery(this.paths.file(instanceId, id));
   }
 
   /** Persists the outcome of an attempt; a finished delivery moves to the (bounded) history. */
   async save(q: InstanceQueue, d: PendingDelivery, record: DeliveryRecord): Promise<void> {
+    this.fresh.delete(record.id);
     await writeDelivery(this.paths.file(q.instanceId, record.id), record, false);
     if (record.status === 'pending') {
       d.nextAttemptAt = parseTime(record.nextAttemptAt, this.options.clock.now());
@@ -187,25 +198,33 @@ export class Outbox {
   }
 
   /**
-   * Deletes the oldest finished deliveries past historyPerInstance. Under the file's lock: the CLI
-   * may have just re-queued one, which is then adopted instead of deleted.
+   * Deletes the oldest finished deliveries past historyPerInstance, in batches (once the history
+   * is 10 % over the limit) under one lock of the instance's outbox: the CLI may have just
+   * re-queued one, which is then adopted instead of deleted.
    */
   private async pruneHistory(q: InstanceQueue): Promise<void> {
-    while (q.historySize > this.options.historyPerInstance) {
+    const limit = this.options.historyPerInstance;
+    if (q.historySize <= limit + Math.max(10, Math.floor(limit / 10))) return;
+    const ids: string[] = [];
+    while (q.historySize > limit) {
       const id = q.shiftFinished();
-      if (id === undefined) return;
-      const file = this.paths.file(q.instanceId, id);
-      try {
-        const requeued = await withFileLock(file, async () => {
+      if (id === undefined) break;
+      ids.push(id);
+    }
+    try {
+      const requeued = await withFileLock(this.paths.instanceDir(q.instanceId), async () => {
+        const adopted: DeliveryRecord[] = [];
+        for (const id of ids) {
+          const file = this.paths.file(q.instanceId, id);
           const r = await readDelivery(file);
-          if (r?.status === 'pending') return r;
-          await rm(file, { force: true });
-          return null;
-        });
-        if (requeued) this.adoptRecord(q, requeued);
-      } catch (err) {
-        this.options.logger.warn({ instanceId: q.instanceId, deliveryId: id, error: errorMessage(err) }, 'could not prune a finished delivery');
-      }
+          if (r?.status === 'pending') adopted.push(r);
+          else await rm(file, { force: true });
+        }
+        return adopted;
+      });
+      for (const r of requeued) this.adoptRecord(q, r);
+    } catch (err) {
+      this.options.logger.warn({ instanceId: q.instanceId, count: ids.length, error: errorMessage(err) }, 'could not prune finished deliveries');
     }
   }
 

@@ -28,7 +28,12 @@ const lines = (d: ChildDaemon): LogLine[] =>
     .filter(Boolean)
     .map((l) => JSON.parse(l) as LogLine);
 
+/**
+ * SIGTERM once the daemon logged "gateway listening": /healthz answers a moment before `start`
+ * has installed its signal handlers, and a signal in that window ends the process unhandled.
+ */
 async function stop(d: ChildDaemon): Promise<number | string> {
+  await waitFor(() => d.stdout().includes('"msg":"gateway listening"'), 10_000, 'gateway listening');
   d.kill('SIGTERM');
   return d.exited;
 }
@@ -72,8 +77,13 @@ test('LOG_LEVEL=warn silences request lines; --log-level wins over LOG_LEVEL', a
   const { dir } = await initialised();
   const quiet = await startChildDaemon(dir, [], { LOG_LEVEL: 'warn' });
   await request(quiet.url, 'GET', '/api/instances/create');
-  t.is(await stop(quiet), 0);
+  await request(quiet.url, 'GET', '/healthz');
+  // At warn there is no "listening" line to wait for; only the log content matters here.
+  await new Promise((r) => setTimeout(r, 200));
+  quiet.kill('SIGTERM');
+  await quiet.exited;
   t.false(lines(quiet).some((l) => l.msg === 'request'));
+  t.false(quiet.stdout().includes('gateway listening'));
 
   const loud = await startChildDaemon(dir, ['--log-level', 'info'], { LOG_LEVEL: 'warn' });
   await request(loud.url, 'GET', '/api/nope');

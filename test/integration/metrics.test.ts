@@ -110,7 +110,8 @@ test('metrics.mode "off" answers 404 NOT_FOUND like an unknown route', async (t)
   try {
     const res = await d.request('GET', '/metrics');
     t.is(res.status, 404);
-    t.is(res.body.error.code, 'NOT_FOUND');
+    const unknown = await d.request('GET', '/metricz');
+    t.deepEqual(res.body, { ...unknown.body, error: { ...unknown.body.error, message: 'no route for GET /metrics' } });
   } finally {
     await d.close();
   }

@@ -4,7 +4,7 @@ import type { ConnectionFactory } from '../../src/connection/types.js';
 import type { DaemonPlugin } from '../../src/daemon/boot.js';
 import { daemonPlugins } from '../../src/daemon/plugins.js';
 import { createFlowsPlugin } from '../../src/flows/plugin.js';
-import { documentedRoutes, openApiDocument, type OpenApiDocument, type SchemaObject } from '../../src/ops/openapi/index.js';
+import { documentedRoutes, openApiDocument, servedDocument, type OpenApiDocument, type SchemaObject } from '../../src/ops/openapi/index.js';
 import { registeredRoutes } from '../../src/ops/openapi-plugin.js';
 import { startTestDaemon, waitFor, type ApiResponse, type TestDaemon } from '../helpers/daemon.js';
 
@@ -193,6 +193,17 @@ test('every served operation answers (no 404) and optional parts are served whol
   } finally {
     await d.close();
   }
+});
+
+test('the served document drops optional operations that are not registered and keeps the core', (t) => {
+  const bare = servedDocument(full, new Set());
+  t.truthy(bare.paths['/api/{id}/send']?.post);
+  t.truthy(bare.paths['/healthz']?.get);
+  t.is(bare.paths['/metrics'], undefined);
+  t.is(bare.paths['/api/{id}/flow'], undefined);
+  const some = servedDocument(full, new Set(['GET /api/{id}/flow', 'GET /metrics']));
+  t.deepEqual(Object.keys(some.paths['/api/{id}/flow'] ?? {}), ['get']);
+  t.truthy(some.paths['/metrics']?.get);
 });
 
 test('every $ref resolves, operation ids are unique, path parameters are declared', (t) => {

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { envLogLevel } from '../../config/load.js';
 import { LOG_LEVELS } from '../../config/schema.js';
 import { UserError } from '../../domain/errors.js';
+import type { RunningDaemon } from '../../daemon/boot.js';
 import { globals, parsePort } from '../context.js';
 
 interface StartOptions {
@@ -23,6 +24,24 @@ export function registerStart(program: Command): void {
       if (logLevel !== undefined && !(LOG_LEVELS as readonly string[]).includes(logLevel)) {
         throw new UserError(`--log-level: expected one of ${LOG_LEVELS.join(', ')}, got ${JSON.stringify(logLevel)}`, 2);
       }
+      // Handlers go in before anything listens: a SIGTERM during start-up still shuts down cleanly.
+      let daemonRef: RunningDaemon | null = null;
+      let signalled: string | null = null;
+      const shutdown = (signal: string): void => {
+        signalled = signal;
+        const d = daemonRef;
+        if (!d) return; // picked up once start-up finishes
+        d.deps.logger.info({ signal }, 'signal received');
+        d.close().then(
+          () => process.exit(0),
+          (err: unknown) => {
+            d.deps.logger.error({ err }, 'shutdown failed');
+            process.exit(1);
+          },
+        );
+      };
+      process.once('SIGTERM', () => shutdown('SIGTERM'));
+      process.once('SIGINT', () => shutdown('SIGINT'));
       // Loaded here so that short CLI commands do not pay for the daemon's imports.
       const { startDaemon } = await import('../../daemon/boot.js');
       const { daemonPlugins, baileysFactory } = await import('../../daemon/plugins.js');
@@ -40,17 +59,7 @@ export function registerStart(program: Command): void {
           );
         },
       });
-      const shutdown = (signal: string): void => {
-        daemon.deps.logger.info({ signal }, 'signal received');
-        daemon.close().then(
-          () => process.exit(0),
-          (err: unknown) => {
-            daemon.deps.logger.error({ err }, 'shutdown failed');
-            process.exit(1);
-          },
-        );
-      };
-      process.once('SIGTERM', () => shutdown('SIGTERM'));
-      process.once('SIGINT', () => shutdown('SIGINT'));
+      daemonRef = daemon;
+      if (signalled) shutdown(signalled);
     });
 }
