@@ -29,18 +29,22 @@ test('past maxPendingPerInstance the oldest pending deliveries are marked failed
   }
 });
 
-test('finished deliveries are kept up to historyPerInstance, oldest removed first', async (t) => {
+test('finished deliveries past historyPerInstance are removed in a batch, oldest first', async (t) => {
   const receiver = await startReceiver();
   const d = await startTestDaemon({ plugins: [createWebhookPlugin()], config: { webhooks: { allowPrivateTargets: true, historyPerInstance: 2 } } });
   try {
     const inst = await d.connectedSandbox();
     await setWebhook(d, inst, receiver.url);
-    for (let i = 1; i <= 4; i++) {
+    // Pruning waits until the history is 10 % (at least 10) over the limit, then cuts it back.
+    for (let i = 1; i <= 12; i++) {
       await inbound(d, inst, '+15550000001', `h${i}`);
       await receiver.waitForCount(i);
     }
+    await waitForOutbox(d.dataDir, inst.id, (r) => r.length === 12 && r.every((x) => x.status === 'delivered'));
+    await inbound(d, inst, '+15550000001', 'h13');
+    await receiver.waitForCount(13);
     const records = await waitForOutbox(d.dataDir, inst.id, (r) => r.length === 2 && r.every((x) => x.status === 'delivered'));
-    t.deepEqual(records.map((x) => (x.event.type === 'message.received' ? x.event.data.text : '')), ['h3', 'h4']);
+    t.deepEqual(records.map((x) => (x.event.type === 'message.received' ? x.event.data.text : '')), ['h12', 'h13']);
     t.is(d.daemon.deps.gauges.outboxDepth(), 0);
   } finally {
     await d.close();
