@@ -10,7 +10,7 @@ import { generateApiKey, generateInstanceId, hashSecret } from '../src/store/sec
  * by one would take minutes and measure nothing we care about here). Returns the first instance,
  * non-premium with `credits` credits, and its key.
  */
-export async function seedStore(dataDir: string, count: number, credits: number): Promise<{ id: string; key: string }> {
+export async function seedStore(dataDir: string, count: number, credits: number, premium = false): Promise<{ id: string; key: string }> {
   const doc: InstancesDoc = { version: 1, instances: {}, owners: { default: { trialInstanceId: 'seed', trialGrantedAt: new Date().toISOString() } } };
   let first: { id: string; key: string } | null = null;
   for (let i = 0; i < count; i++) {
@@ -23,7 +23,7 @@ export async function seedStore(dataDir: string, count: number, credits: number)
       sandbox: true,
       keyHash: hashSecret(key),
       createdAt: new Date().toISOString(),
-      premiumUntil: null,
+      premiumUntil: premium && i === 0 ? new Date(Date.now() + 86_400_000).toISOString() : null,
       webhook: null,
     };
     doc.instances[id] = record;
