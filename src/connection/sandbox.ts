@@ -25,9 +25,16 @@ export interface SandboxOptions {
   now?: () => number;
 }
 
-/** WhatsApp-style message ids: 20 upper-case hex digits. */
+const ID_SEED = randomBytes(5).toString('hex').toUpperCase();
+let idCounter = 0;
+
+/**
+ * WhatsApp-style message ids (upper-case hex): a per-process random seed and a counter, unique
+ * without a random draw per message.
+ */
 export function newMessageId(prefix = '3EB0'): string {
-  return prefix + randomBytes(8).toString('hex').toUpperCase();
+  idCounter = (idCounter + 1) % 0x100000000;
+  return prefix + ID_SEED + idCounter.toString(16).toUpperCase().padStart(8, '0');
 }
 
 /**
@@ -169,13 +176,16 @@ export class SandboxConnection implements Connection {
     if (message.kind === 'text') record.message = message.text;
     else if (message.caption !== undefined) record.caption = message.caption;
     this.sentLog.push(record);
+    // Trimmed in chunks: a splice per send would shift the whole log every time.
     const limit = this.options.sentLimit ?? 1000;
-    if (this.sentLog.length > limit) this.sentLog.splice(0, this.sentLog.length - limit);
+    if (this.sentLog.length > limit * 2) this.sentLog.splice(0, this.sentLog.length - limit);
     return { messageId: record.messageId };
   }
 
+  /** The last `sentLimit` messages, oldest first. */
   sent(): readonly SentRecord[] {
-    return this.sentLog;
+    const limit = this.options.sentLimit ?? 1000;
+    return this.sentLog.length > limit ? this.sentLog.slice(-limit) : this.sentLog;
   }
 
   private now(): number {
