@@ -1,0 +1,43 @@
+import { Curve, proto, type KeyPair } from '@whiskeysockets/baileys';
+
+/**
+ * The double's stand-in for WhatsApp's long-term root key ("WhatsAppLongTerm1"). Not a secret: it
+ * only signs certificates of a server that listens on loopback in tests. preload.ts installs the
+ * public half into Baileys' exported WA_CERT_DETAILS so the client accepts chains signed with it;
+ * it is fixed (not generated per run) so a child-process daemon and the test agree on it.
+ */
+export const TEST_ROOT_KEY: KeyPair = {
+  private: Buffer.from('b0501a2bd854cea769b1698d95a2f450160873bc3649b82f5093602c8cf3444c', 'hex'),
+  public: Buffer.from('0307a3073c16eead267fb272b02e54a01c88043c95725fec231701ef25b46d5c', 'hex'),
+};
+
+/** The serial Baileys compares the intermediate's issuerSerial with (WA_CERT_DETAILS.SERIAL). */
+export const TEST_ROOT_SERIAL = 0;
+
+/**
+ * A `proto.CertChain` as `makeNoiseHandler().processHandshake` checks it: the intermediate's details
+ * signed by the root key (with issuerSerial = the root serial), the leaf's details signed by the
+ * intermediate key. The leaf certifies the server's static Noise key.
+ */
+export function makeCertChain(serverStaticPublic: Uint8Array, root: KeyPair = TEST_ROOT_KEY, rootSerial = TEST_ROOT_SERIAL): Uint8Array {
+  const intermediateKey = Curve.generateKeyPair();
+  const now = Math.floor(Date.now() / 1000);
+  const intermediateDetails = proto.CertChain.NoiseCertificate.Details.encode({
+    serial: 1,
+    issuerSerial: rootSerial,
+    key: intermediateKey.public,
+    notBefore: now - 3600,
+    notAfter: now + 86_400,
+  }).finish();
+  const leafDetails = proto.CertChain.NoiseCertificate.Details.encode({
+    serial: 2,
+    issuerSerial: 1,
+    key: serverStaticPublic,
+    notBefore: now - 3600,
+    notAfter: now + 86_400,
+  }).finish();
+  return proto.CertChain.encode({
+    intermediate: { details: intermediateDetails, signature: Curve.sign(root.private, intermediateDetails) },
+    leaf: { details: leafDetails, signature: Curve.sign(intermediateKey.private, leafDetails) },
+  }).finish();
+}

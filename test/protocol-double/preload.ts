@@ -1,0 +1,14 @@
+/**
+ * Makes Baileys trust the protocol double: installs the double's test root public key into
+ * Baileys' exported WA_CERT_DETAILS, which makeNoiseHandler reads when it checks the server's
+ * certificate chain. Test-only; product code never imports this.
+ *
+ * In-process: `import '../protocol-double/preload.js'` before any socket connects.
+ * Child process (the built bin/gateway): NODE_OPTIONS=`--import=tsx --import=<file URL of this file>`
+ * (see childPreloadEnv() in ./index.ts).
+ */
+import { WA_CERT_DETAILS } from '@whiskeysockets/baileys';
+import { TEST_ROOT_KEY, TEST_ROOT_SERIAL } from './cert.js';
+
+WA_CERT_DETAILS.PUBLIC_KEY = Buffer.from(TEST_ROOT_KEY.public);
+WA_CERT_DETAILS.SERIAL = TEST_ROOT_SERIAL;
