@@ -52,14 +52,14 @@ export async function createFileDurable(file: string, data: string | Uint8Array)
   const handle = await open(file, 'wx', FILE_MODE);
   try {
     await handle.writeFile(data);
-    await handle.sync();
+    // The entry exists and the data is written: the two flushes are independent, so they overlap.
+    await Promise.all([handle.sync(), syncDir(dirname(file))]);
   } catch (err) {
     await handle.close().catch(() => undefined);
     await rm(file, { force: true });
     throw err;
   }
   await handle.close();
-  await syncDir(dirname(file));
 }
 
 /**

@@ -52,6 +52,8 @@ export class WebhookDeliverer implements EventConsumer {
   readonly outbox: Outbox;
   private readonly inFlight = new Set<PendingDelivery>();
   private readonly running = new Set<Promise<void>>();
+  /** Records of finished deliveries still being written. */
+  private readonly writes = new Set<Promise<void>>();
   private wake: TimerHandle | null = null;
   private pumpQueued = false;
   private started = false;
@@ -110,6 +112,7 @@ export class WebhookDeliverer implements EventConsumer {
       for (const d of this.inFlight) d.abort?.abort();
       await Promise.allSettled([...this.running]);
     }
+    await Promise.allSettled([...this.writes]);
     this.agents.http.destroy();
     this.agents.https.destroy();
   }
@@ -203,6 +206,16 @@ export class WebhookDeliverer implements EventConsumer {
         metrics.webhookDelivery('retry');
         logger.warn({ ...log, error: result.error, retryInMs: delay }, 'webhook attempt failed; will retry');
       }
+    }
+    if (next.status !== 'pending') {
+      // Finished: the queue moves on now and the record is written behind it (see Outbox.save).
+      const writing = this.outbox.save(q, d, next).catch((err: unknown) => {
+        logger.error({ instanceId: q.instanceId, deliveryId: record.id, error: errorMessage(err) }, 'could not record a webhook attempt');
+      });
+      this.writes.add(writing);
+      void writing.finally(() => this.writes.delete(writing));
+      if (this.writes.size > 512) await writing; // back-pressure when the disk falls behind
+      return;
     }
     try {
       await this.outbox.save(q, d, next);

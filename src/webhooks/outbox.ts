@@ -154,19 +154,25 @@ export class Outbox {
     return readDelivery(this.paths.file(instanceId, id));
   }
 
-  /** Persists the outcome of an attempt; a finished delivery moves to the (bounded) history. */
+  /**
+   * Persists the outcome of an attempt; a finished delivery moves to the (bounded) history. A
+   * finished one leaves the queue at once, before its file is rewritten: the next delivery of its
+   * chat need not wait for the write (a crash before it means one more, duplicate, delivery, which
+   * at-least-once allows). The returned promise settles when the file is written.
+   */
   async save(q: InstanceQueue, d: PendingDelivery, record: DeliveryRecord): Promise<void> {
     this.fresh.delete(record.id);
-    await writeDelivery(this.paths.file(q.instanceId, record.id), record, false);
-    if (record.status === 'pending') {
-      d.nextAttemptAt = parseTime(record.nextAttemptAt, this.options.clock.now());
-      // The bound may have been left exceeded while this one was in flight (not droppable).
-      await this.enforceBound(q);
+    if (record.status !== 'pending') {
+      q.remove(d);
+      q.addFinished(record.id, parseTime(record.finishedAt, this.options.clock.now()));
+      await writeDelivery(this.paths.file(q.instanceId, record.id), record, false);
+      await this.pruneHistory(q);
       return;
     }
-    q.remove(d);
-    q.addFinished(record.id, parseTime(record.finishedAt, this.options.clock.now()));
-    await this.pruneHistory(q);
+    await writeDelivery(this.paths.file(q.instanceId, record.id), record, false);
+    d.nextAttemptAt = parseTime(record.nextAttemptAt, this.options.clock.now());
+    // The bound may have been left exceeded while this one was in flight (not droppable).
+    await this.enforceBound(q);
   }
 
   /** Marks the oldest pending deliveries failed while the instance holds more than the limit. */
