@@ -10,8 +10,9 @@ interface InitOptions {
   allowPrivateWebhooks?: boolean;
 }
 
+/** Prompts only on a terminal; scripts, pipes and CI get the defaults and flags. */
 function interactive(): boolean {
-  return Boolean(process.stdin.isTTY && process.stdout.isTTY) && !process.env.CI;
+  return Boolean(process.stdin.isTTY && process.stdout.isTTY);
 }
 
 export function registerInit(program: Command): void {
