@@ -54,6 +54,13 @@ export function isInstancesDoc(v: unknown): v is InstancesDoc {
   );
 }
 
+/** lowdb hands back plain objects; re-home the maps in null-prototype objects. */
+function normalise(doc: InstancesDoc): InstancesDoc {
+  doc.instances = Object.assign(Object.create(null), doc.instances);
+  doc.owners = Object.assign(Object.create(null), doc.owners);
+  return doc;
+}
+
 function emptyDoc(): InstancesDoc {
   // Null-prototype maps: ids such as "__proto__" are then ordinary (and absent) keys.
   return { version: 1, instances: Object.create(null), owners: Object.create(null) };
@@ -84,6 +91,7 @@ export class InstanceStore {
   private readonly db: Low<InstancesDoc>;
   private readonly adapter: AtomicJsonFile<InstancesDoc>;
   private fileIdentity = '';
+  private queue: Promise<void> = Promise.resolve();
 
   constructor(
     dataDir: string,
@@ -96,13 +104,27 @@ export class InstanceStore {
     this.adapter = adapter;
   }
 
+  /**
+   * Loads and updates of one store run one at a time: a reload that replaced the document while an
+   * update was between its read and its write would make that write drop the update.
+   */
+  private serial<R>(fn: () => Promise<R>): Promise<R> {
+    const run = this.queue.then(fn, fn);
+    this.queue = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    return run;
+  }
+
   /** Reads the file (fails on a corrupt one) and remembers which version of it is loaded. */
   async load(): Promise<InstancesDoc> {
-    const identity = this.currentIdentity();
-    await this.db.read();
-    this.normalise();
-    this.fileIdentity = identity;
-    return this.db.data;
+    return this.serial(async () => {
+      const identity = this.currentIdentity();
+      this.db.data = normalise((await this.adapter.read()) ?? emptyDoc());
+      this.fileIdentity = identity;
+      return this.db.data;
+    });
   }
 
   /** The loaded document (call load() first). */
@@ -124,23 +146,22 @@ export class InstanceStore {
     }
   }
 
-  private normalise(): void {
-    // lowdb hands back plain objects; re-home them in null-prototype maps.
-    this.db.data.instances = Object.assign(Object.create(null), this.db.data.instances);
-    this.db.data.owners = Object.assign(Object.create(null), this.db.data.owners);
-  }
-
-  /** Locked read-modify-write. `fn` may throw to abort without writing. */
+  /**
+   * Locked read-modify-write of a fresh copy of the file; the loaded document is replaced only once
+   * the write is done. `fn` may throw to abort without writing.
+   */
   async update<R>(fn: (doc: InstancesDoc) => R | Promise<R>): Promise<R> {
     await ensureDir(this.paths.dataDir);
-    return withFileLock(this.paths.instances, async () => {
-      await this.db.read();
-      this.normalise();
-      const result = await fn(this.db.data);
-      await this.db.write();
-      this.fileIdentity = this.currentIdentity();
-      return result;
-    });
+    return this.serial(() =>
+      withFileLock(this.paths.instances, async () => {
+        const doc = normalise((await this.adapter.read()) ?? emptyDoc());
+        const result = await fn(doc);
+        await this.adapter.write(doc);
+        this.db.data = doc;
+        this.fileIdentity = this.currentIdentity();
+        return result;
+      }),
+    );
   }
 
   get(id: string): InstanceRecord | undefined {

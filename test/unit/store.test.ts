@@ -108,3 +108,29 @@ test('verifySecret compares hashes and refuses empty or missing values', (t) => 
   t.false(verifySecret('', hashSecret('')));
   t.false(verifySecret(key, undefined));
 });
+
+test('reloads racing creates never drop a created instance', async (t) => {
+  const dir = await tempDir();
+  const store = new InstanceStore(dir, new ManualClock());
+  await store.load();
+  const credits = new CreditStore(dir);
+  let stop = false;
+  // The daemon reloads on every change it sees; here, as fast as it can.
+  const reloader = (async () => {
+    while (!stop) await store.load();
+  })();
+  const created = await Promise.all(
+    Array.from({ length: 30 }, () =>
+      store.create({}, async (id) => {
+        await credits.add(id, 1); // the create waits inside its write, as provisioning does
+      }),
+    ),
+  );
+  stop = true;
+  await reloader;
+  const check = new InstanceStore(dir, new ManualClock());
+  await check.load();
+  for (const c of created) t.truthy(check.get(c.record.id), `${c.record.id} is on disk`);
+  t.is(check.list().length, 30);
+  t.is(store.list().length, 30, 'and in the loaded copy');
+});
