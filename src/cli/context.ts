@@ -3,7 +3,7 @@ import { loadConfig, resolveDataDir } from '../config/load.js';
 import type { GatewayConfig } from '../config/schema.js';
 import { systemClock } from '../domain/clock.js';
 import { UserError } from '../domain/errors.js';
-import { CreditStore } from '../store/credits.js';
+import { CreditStore, MAX_CREDITS } from '../store/credits.js';
 import { InstanceStore } from '../store/instances.js';
 
 export interface GlobalOptions {
@@ -40,7 +40,7 @@ export function output(json: boolean, data: unknown, human: string): void {
 }
 
 export function parseCount(value: string): number {
-  if (!/^\d+$/.test(value) || !Number.isSafeInteger(Number(value))) throw new InvalidArgumentError('expected a whole number >= 0');
+  if (!/^\d+$/.test(value) || Number(value) > MAX_CREDITS) throw new InvalidArgumentError(`expected a whole number from 0 to ${MAX_CREDITS}`);
   return Number(value);
 }
 

@@ -110,11 +110,11 @@ export function optionalBoolean(body: Record<string, unknown>, field: string): b
   return v;
 }
 
-export function optionalCount(body: Record<string, unknown>, field: string): number | undefined {
+export function optionalCount(body: Record<string, unknown>, field: string, max = Number.MAX_SAFE_INTEGER): number | undefined {
   const v = body[field];
   if (v === undefined || v === null) return undefined;
-  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0) {
-    throw new GatewayError('INVALID_FIELD', `${field} must be a whole number >= 0`);
+  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0 || v > max) {
+    throw new GatewayError('INVALID_FIELD', `${field} must be a whole number from 0 to ${max}`);
   }
   return v;
 }

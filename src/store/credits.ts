@@ -1,6 +1,7 @@
 import { rm } from 'node:fs/promises';
 import { statSync } from 'node:fs';
 import { ensureDir, writeFileAtomic } from './atomic-write.js';
+import { UserError } from '../domain/errors.js';
 import { AtomicJsonFile } from './json-file.js';
 import { withFileLock } from './lock.js';
 import { storePaths, type StorePaths } from './paths.js';
@@ -22,6 +23,9 @@ function isCreditsDoc(v: unknown): v is CreditsDoc {
 }
 
 const EMPTY: CreditsDoc = { balance: 0, spent: 0 };
+
+/** The largest balance an instance may hold (far below where integers stop being exact). */
+export const MAX_CREDITS = 1_000_000_000_000;
 
 export class CreditStore {
   readonly paths: StorePaths;
@@ -60,6 +64,9 @@ export class CreditStore {
 
   async add(id: string, amount: number): Promise<CreditsDoc> {
     return (await this.update(id, (d) => {
+      if (d.balance + amount > MAX_CREDITS) {
+        throw new UserError(`credits: a balance above ${MAX_CREDITS} is not supported (now ${d.balance})`, 2);
+      }
       d.balance += amount;
     })).doc;
   }

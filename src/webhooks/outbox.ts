@@ -164,8 +164,9 @@ export class Outbox {
     this.fresh.delete(record.id);
     if (record.status !== 'pending') {
       q.remove(d);
-      q.addFinished(record.id, parseTime(record.finishedAt, this.options.clock.now()));
+      // Into the history only once written, so pruning never reads or deletes a half-saved one.
       await writeDelivery(this.paths.file(q.instanceId, record.id), record, false);
+      q.addFinished(record.id, parseTime(record.finishedAt, this.options.clock.now()));
       await this.pruneHistory(q);
       return;
     }

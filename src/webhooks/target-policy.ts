@@ -24,11 +24,29 @@ export function isPrivateAddress(address: string): boolean {
   const family = isIP(address);
   if (family === 4) return BLOCKED.check(address, 'ipv4');
   if (family === 6) {
-    const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-    if (mapped) return BLOCKED.check(mapped[1]!, 'ipv4');
+    const embedded = embeddedIpv4(address);
+    if (embedded !== null) return BLOCKED.check(embedded, 'ipv4');
     return BLOCKED.check(address, 'ipv6');
   }
   return true;
+}
+
+/** The IPv4 address inside an IPv4-mapped (::ffff:a.b.c.d) or IPv4-compatible (::a.b.c.d) one. */
+function embeddedIpv4(address: string): string | null {
+  let text = address.toLowerCase();
+  const dotted = /(\d+\.\d+\.\d+\.\d+)$/.exec(text);
+  if (dotted) {
+    const [a, b, c, d] = dotted[1]!.split('.').map(Number) as [number, number, number, number];
+    text = `${text.slice(0, -dotted[1]!.length)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const [head, tail] = text.includes('::') ? (text.split('::') as [string, string]) : [text, ''];
+  const left = head ? head.split(':') : [];
+  const right = tail ? tail.split(':') : [];
+  const groups = [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right].map((g) => parseInt(g || '0', 16));
+  if (groups.length !== 8 || groups.slice(0, 5).some((g) => g !== 0)) return null;
+  if (groups[5] !== 0 && groups[5] !== 0xffff) return null;
+  if (groups[5] === 0 && groups[6] === 0) return null; // :: and ::1 are IPv6 rules' business
+  return `${groups[6]! >> 8}.${groups[6]! & 255}.${groups[7]! >> 8}.${groups[7]! & 255}`;
 }
 
 export class WebhookTargetError extends Error {

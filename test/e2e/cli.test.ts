@@ -121,3 +121,18 @@ test('an invalid config.json is refused with the key path', async (t) => {
   t.regex(r.stderr, /webhooks\.timeoutMs: expected an integer/);
   t.regex(r.stderr, /extra: unknown key/);
 });
+
+test('credits add refuses bad amounts with a one-line reason, and balances past the maximum', async (t) => {
+  const dir = await initialised();
+  const c = JSON.parse((await runCli(['instance', 'create', '--json'], { dataDir: dir })).stdout);
+  for (const bad of ['abc', '-5', '0', '9007199254740991']) {
+    const r = await runCli(['credits', 'add', c.instanceId, bad], { dataDir: dir });
+    t.is(r.code, 2, bad);
+    t.regex(r.stderr, /\S/, `a reason for ${bad}`);
+  }
+  t.is((await runCli(['credits', 'add', c.instanceId, '1000000000000'], { dataDir: dir })).code, 0);
+  const over = await runCli(['credits', 'add', c.instanceId, '1'], { dataDir: dir });
+  t.is(over.code, 2);
+  t.regex(over.stderr, /balance above/);
+  t.is((await runCli(['instance', 'list'], { dataDir: dir })).code, 0, 'the store is still readable');
+});

@@ -66,3 +66,17 @@ test.serial('send-media errors: missing file or phone, too large, wrong type; te
     await d.close();
   }
 });
+
+test.serial('send-media with two files is a 400, not a 413', async (t) => {
+  const d = await startTestDaemon();
+  try {
+    const { id, key } = await d.connectedSandbox();
+    const f = form(PNG, 'a.png', 'image/png', { phone: '+15551234567' });
+    f.append('file', new Blob([new Uint8Array(PNG)], { type: 'image/png' }), 'b.png');
+    const res = await d.request('POST', `/api/${id}/send-media`, { key, body: f });
+    t.is(res.status, 400);
+    t.is(res.body.error.code, 'INVALID_FIELD');
+  } finally {
+    await d.close();
+  }
+});

@@ -18,10 +18,11 @@ export function registerPlans(program: Command): void {
   program
     .command('credits')
     .description('credits')
-    .command('add <id> <n>')
+    .command('add')
     .description('add N credits to an instance')
-    .action(async (id: string, n: string, _opts: unknown, cmd: Command) => {
-      const amount = parsePositive(n);
+    .argument('<id>', 'instance id')
+    .argument('<n>', 'credits to add', parsePositive)
+    .action(async (id: string, amount: number, _opts: unknown, cmd: Command) => {
       const ctx = await openContext(cmd);
       const record = requireInstance(ctx, id);
       const doc = await ctx.credits.add(id, amount);

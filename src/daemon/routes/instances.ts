@@ -2,6 +2,7 @@ import type Router from '@koa/router';
 import type { Context, Next } from 'koa';
 import { GatewayError } from '../../domain/errors.js';
 import { provisionInstance } from '../../store/provision.js';
+import { MAX_CREDITS } from '../../store/credits.js';
 import { bodyObject, jsonBody, optionalBoolean, optionalCount, optionalString } from '../body.js';
 import type { AppDeps } from '../deps.js';
 import { instanceView } from './status.js';
@@ -16,7 +17,7 @@ export function instanceRoutes(router: Router, deps: AppDeps, secretAuth: Auth):
     const name = optionalString(body, 'name', 100);
     const owner = optionalString(body, 'owner', 100);
     const sandbox = optionalBoolean(body, 'sandbox');
-    const credits = optionalCount(body, 'credits');
+    const credits = optionalCount(body, 'credits', MAX_CREDITS);
     const webhookUrl = optionalString(body, 'webhookUrl', 2048);
     const webhookSecret = optionalString(body, 'webhookSecret', 512);
     if (webhookSecret !== undefined && webhookUrl === undefined) {

@@ -53,11 +53,12 @@ async function withUpload(ctx: Context, maxBytes: number, use: (file: File, fiel
       await parse(ctx, async () => undefined);
     } catch (err) {
       const e = err as { httpCode?: number; code?: number };
-      if (e.httpCode === 413 || e.code === 1016 || e.code === 1009) {
-        throw new GatewayError('PAYLOAD_TOO_LARGE', `file is larger than media.maxBytes (${maxBytes} bytes)`);
-      }
+      // formidable's own codes first: it answers "too many files" with an HTTP 413 too.
       if (e.code === 1015) throw new GatewayError('INVALID_FIELD', 'send exactly one file, in the "file" field');
       if (e.code === 1010) throw new GatewayError('MISSING_FIELD', 'file is required (and must not be empty)');
+      if (e.code === 1016 || e.code === 1009 || e.httpCode === 413) {
+        throw new GatewayError('PAYLOAD_TOO_LARGE', `file is larger than media.maxBytes (${maxBytes} bytes)`);
+      }
       throw new GatewayError('INVALID_FIELD', 'malformed multipart body');
     }
     const files = (ctx.request.files ?? {}) as Record<string, File | File[] | undefined>;
