@@ -84,6 +84,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
     const instances = new InstanceStore(dataDir, clock, config.plans.trialDays);
     await instances.load();
     const credits = new CreditStore(dataDir);
+    await credits.verifyAll();
     const ledger = new CreditLedger(credits, logger);
     const bus = new EventBus(logger);
     const sandboxFactory: ConnectionFactory = (record, hooks) => new SandboxConnection(record.id, hooks, { authDir: paths.authDir, now: () => clock.now() });

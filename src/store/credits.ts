@@ -1,4 +1,4 @@
-import { rm } from 'node:fs/promises';
+import { readdir, rm } from 'node:fs/promises';
 import { statSync } from 'node:fs';
 import { ensureDir, writeFileAtomic } from './atomic-write.js';
 import { UserError } from '../domain/errors.js';
@@ -83,6 +83,19 @@ export class CreditStore {
       return debited;
     });
     return { doc, debited: result };
+  }
+
+  /** Reads every credit file, so a corrupt one stops start-up (naming it) instead of failing sends. */
+  async verifyAll(): Promise<number> {
+    let names: string[];
+    try {
+      names = await readdir(this.paths.creditsDir);
+    } catch {
+      return 0;
+    }
+    const files = names.filter((n) => n.endsWith('.json') && !n.startsWith('.'));
+    for (const name of files) await this.read(name.slice(0, -5));
+    return files.length;
   }
 
   /** Which version of the file is on disk (each atomic write is a new inode). */

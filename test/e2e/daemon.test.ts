@@ -111,3 +111,15 @@ test('SIGTERM drains an in-flight request before exiting 0', async (t) => {
   t.is(((await res.json()) as { mediaType: string }).mediaType, 'document');
   t.is(await d.exited, 0);
 });
+
+test('a corrupt credit file stops start-up, named, and is left untouched', async (t) => {
+  const dir = join(await tempDir(), 'data');
+  await runCli(['init', '--yes'], { dataDir: dir });
+  const c = JSON.parse((await runCli(['instance', 'create', '--credits', '3', '--json'], { dataDir: dir })).stdout);
+  const file = join(dir, 'credits', `${c.instanceId}.json`);
+  await writeFile(file, '{"balance":');
+  const refused = await runCli(['start', '--port', '0'], { dataDir: dir });
+  t.is(refused.code, 3);
+  t.true(refused.stderr.includes(file));
+  t.is(await readFile(file, 'utf8'), '{"balance":');
+});
