@@ -32,17 +32,21 @@ function parseTime(iso: string | null, fallback: number): number {
 const LEFTOVER_AGE_MS = 60_000;
 
 /**
- * Removes what a process killed mid-write leaves behind: temp files of atomic writes and lock
- * directories. Only old ones, since the CLI may be writing right now.
+ * Removes what a process killed mid-write leaves behind: temp files of atomic writes, lock
+ * directories, and torn new deliveries (created in place; a torn one was never acknowledged). Only
+ * old ones, since the CLI may be writing right now.
  */
 async function removeLeftovers(dir: string, now: number): Promise<void> {
   const names = await readdir(dir).catch(() => [] as string[]);
   for (const name of names) {
     const isTemp = name.startsWith('.') && name.endsWith('.tmp');
-    if (!isTemp && !name.endsWith('.json.lock')) continue;
+    const isDelivery = !name.startsWith('.') && name.endsWith('.json');
+    if (!isTemp && !isDelivery && !name.endsWith('.json.lock')) continue;
     const file = join(dir, name);
     const info = await stat(file).catch(() => null);
-    if (info && now - info.mtimeMs > LEFTOVER_AGE_MS) await rm(file, { recursive: true, force: true });
+    if (!info || now - info.mtimeMs <= LEFTOVER_AGE_MS) continue;
+    if (isDelivery && (await readDelivery(file)) !== null) continue;
+    await rm(file, { recursive: true, force: true });
   }
 }
 
