@@ -24,6 +24,11 @@ export interface ManagerOptions {
   pacing: PacingSettings;
   sendsPerMinute: number;
   now: () => number;
+  /**
+   * Receives connection status changes to publish as `instance.status` (the plan-aware reporter);
+   * without it they are published as they are.
+   */
+  reportStatus?: (id: string, change: StatusChange) => void;
 }
 
 /**
@@ -112,8 +117,12 @@ export class ConnectionManager {
     const hooks: ConnectionHooks = {
       onStatus: (change) => {
         log.info({ from: change.from, to: change.to, reason: change.reason }, 'connection status');
-        const event = { type: 'instance.status' as const, instanceId: id, timestamp: new Date(this.options.now()).toISOString(), data: { from: change.from, to: change.to, reason: change.reason ?? null } };
-        bus.publish(event).catch((err: unknown) => log.error({ err }, 'could not store instance.status event'));
+        if (this.options.reportStatus) {
+          this.options.reportStatus(id, change);
+        } else {
+          const event = { type: 'instance.status' as const, instanceId: id, timestamp: new Date(this.options.now()).toISOString(), data: { from: change.from, to: change.to, reason: change.reason ?? null } };
+          bus.publish(event).catch((err: unknown) => log.error({ err }, 'could not store instance.status event'));
+        }
         this.notify(id, { type: 'status', change });
       },
       onQr: (qr) => {

@@ -10,6 +10,7 @@ import { systemClock, type Clock } from '../domain/clock.js';
 import { EventBus } from '../events/bus.js';
 import { noMetrics, type MetricsSink } from '../domain/metrics.js';
 import { SendService } from '../sending/send-service.js';
+import { StatusReporter } from '../plans/status-reporter.js';
 import { CreditLedger } from '../plans/credit-ledger.js';
 import { ensureDir } from '../store/atomic-write.js';
 import { CreditStore } from '../store/credits.js';
@@ -97,7 +98,9 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
       pacing: config.sending,
       sendsPerMinute: config.rateLimit.sendsPerMinute,
       now: () => clock.now(),
+      reportStatus: (id, change) => reporter.connectionChanged(id, change),
     });
+    const reporter = new StatusReporter({ instances, ledger, manager, bus, clock, logger });
 
     const reload = async (): Promise<void> => {
       await instances.load();
@@ -128,6 +131,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
     const app = createApp(deps, appOptions);
     manager.sync(instances.list());
 
+    reporter.start();
     const stopWatching = watchStore({
       dataDir,
       creditsDir: paths.creditsDir,
@@ -157,6 +161,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
       closing ??= (async () => {
         logger.info('shutting down: draining requests');
         stopWatching();
+        reporter.stop();
         await new Promise<void>((resolve) => {
           const force = setTimeout(() => {
             server.closeAllConnections();

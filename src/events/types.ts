@@ -1,4 +1,4 @@
-import type { ConnectionStatus, InboundMessage, WebhookEventType } from '../domain/types.js';
+import type { InboundMessage, InstanceStatus, WebhookEventType } from '../domain/types.js';
 
 interface EventBase<T extends WebhookEventType, D> {
   type: T;
@@ -9,7 +9,7 @@ interface EventBase<T extends WebhookEventType, D> {
 }
 
 export type MessageReceivedEvent = EventBase<'message.received', InboundMessage>;
-export type InstanceStatusEvent = EventBase<'instance.status', { from: ConnectionStatus; to: ConnectionStatus; reason: string | null }>;
+export type InstanceStatusEvent = EventBase<'instance.status', { from: InstanceStatus; to: InstanceStatus; reason: string | null }>;
 export type QrUpdatedEvent = EventBase<'qr.updated', { qr: string }>;
 export type HandoverEvent = EventBase<
   'conversation.handover',

@@ -197,7 +197,7 @@ function webhookPayloadSchemas(): Record<string, SchemaObject> {
         ['messageId', 'from', 'chatId', 'isGroup', 'type', 'timestamp'],
       ),
     ),
-    InstanceStatusEvent: event('instance.status', obj({ from: ref('ConnectionStatus'), to: ref('ConnectionStatus'), reason: { type: ['string', 'null'] } }, ['from', 'to', 'reason'])),
+    InstanceStatusEvent: event('instance.status', obj({ from: ref('InstanceStatus'), to: ref('InstanceStatus'), reason: { type: ['string', 'null'] } }, ['from', 'to', 'reason'])),
     QrUpdatedEvent: event('qr.updated', obj({ qr: str('Raw QR payload to render.') }, ['qr'])),
     HandoverEvent: event(
       'conversation.handover',
