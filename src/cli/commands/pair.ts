@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { InvalidArgumentError, type Command } from 'commander';
 import qrcode from 'qrcode-terminal';
 import type { ConnectionObserver } from '../../connection/manager.js';
@@ -130,6 +132,16 @@ async function pairThroughDaemon(socketPath: string, daemon: DaemonInfo, request
   return outcome;
 }
 
+/** Whether stored credentials hold a linked account (QR logins set `creds.account`). */
+function isPaired(dataDir: string, id: string): boolean {
+  try {
+    const doc = JSON.parse(readFileSync(join(storePaths(dataDir).authDir, `${id}.json`), 'utf8')) as { creds?: { account?: unknown } };
+    return doc.creds?.account != null;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * No daemon: open the instance's WhatsApp connection here, with the daemon's options, and stop it
  * once connected so the credentials are flushed for the daemon. The daemon lock is held meanwhile,
@@ -143,6 +155,12 @@ async function pairStandalone(cmd: Command, id: string, phone: string | undefine
       `${id} is a sandbox instance and no daemon is running: nothing would scan its QR. ` +
         `Start the daemon (gateway start), then run gateway pair again or POST /api/${id}/sandbox/scan`,
     );
+  }
+  // Already paired: connecting here would only receive (and acknowledge) the offline backlog with
+  // nobody to store it. The daemon picks the session up.
+  if (isPaired(ctx.dataDir, id)) {
+    view.say(`${id} is already paired; start the daemon (gateway start) to connect it.`);
+    return { ok: true };
   }
   // Loaded here: Baileys and the daemon's parts are heavy and most CLI commands never need them.
   const [{ pino }, { acquireDaemonLock }, { baileysFactory }, { ensureDir }, { systemClock }, { LOG_LEVELS }, { envLogLevel }] = await Promise.all([
