@@ -9,7 +9,9 @@ import { isPremium, quotaRemaining } from '../../plans/rules.js';
 import { provisionInstance } from '../../store/provision.js';
 import { storePaths } from '../../store/paths.js';
 import { checkWebhookUrl } from '../../webhooks/target-policy.js';
-import { openContext, output, parseCount, requireInstance, type CliContext } from '../context.js';
+import { runningDaemon } from '../../daemon/daemon-lock.js';
+import { logoutStandalone } from '../standalone-logout.js';
+import { openContext, output, parseCount, parsePositive, requireInstance, type CliContext } from '../context.js';
 
 interface CreateOptions {
   name?: string;
@@ -119,11 +121,18 @@ export function registerInstance(program: Command): void {
   instance
     .command('delete <id>')
     .description('delete an instance: logs its device out and removes its credentials, credits and deliveries')
-    .action(async (id: string, _opts: unknown, cmd: Command) => {
+    .option('--logout-timeout <s>', 'with no daemon running: seconds to wait for WhatsApp to log the device out', parsePositive, 10)
+    .action(async (id: string, opts: { logoutTimeout: number }, cmd: Command) => {
       const ctx = await openContext(cmd);
+      const record = requireInstance(ctx, id);
+      // A running daemon notices the removal and logs the device out itself; without one, do it here.
+      const daemon = await runningDaemon(ctx.dataDir);
+      const logout = daemon ? 'daemon-running' : await logoutStandalone(ctx, record, opts.logoutTimeout * 1000);
       await ctx.instances.remove(id);
-      // A running daemon notices the removal and logs the device out; the files go either way.
       await removeInstanceFiles(ctx.dataDir, id);
-      output(ctx.json, { instanceId: id, deleted: true }, `Deleted instance ${id}`);
+      if (logout === 'unreachable') {
+        process.stderr.write(`gateway: could not reach WhatsApp to log ${id}'s device out; its credentials are deleted, remove the device on the phone (Linked devices)\n`);
+      }
+      output(ctx.json, { instanceId: id, deleted: true, loggedOut: logout === 'logged-out' || logout === 'daemon-running' }, `Deleted instance ${id}`);
     });
 }

@@ -1,5 +1,4 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { isPaired } from '../../store/auth-files.js';
 import { InvalidArgumentError, type Command } from 'commander';
 import qrcode from 'qrcode-terminal';
 import type { ConnectionObserver } from '../../connection/manager.js';
@@ -130,16 +129,6 @@ async function pairThroughDaemon(socketPath: string, daemon: DaemonInfo, request
   if (timer) clearTimeout(timer);
   stream.close();
   return outcome;
-}
-
-/** Whether stored credentials hold a linked account (QR logins set `creds.account`). */
-function isPaired(dataDir: string, id: string): boolean {
-  try {
-    const doc = JSON.parse(readFileSync(join(storePaths(dataDir).authDir, `${id}.json`), 'utf8')) as { creds?: { account?: unknown } };
-    return doc.creds?.account != null;
-  } catch {
-    return false;
-  }
 }
 
 /**
