@@ -3,17 +3,9 @@ import { ManualClock } from '../../src/domain/clock.js';
 import type { GatewayEvent, HandoverEvent } from '../../src/events/types.js';
 import { createFlowsPlugin, type FlowsPlugin } from '../../src/flows/plugin.js';
 import { startTestDaemon, type TestDaemon, type TestDaemonOptions } from '../helpers/daemon.js';
+import { exampleFlow } from '../../src/flows/example.js';
 
-const SUPPORT = {
-  name: 'support',
-  start: 'welcome',
-  nodes: {
-    welcome: { type: 'message', text: 'Hi {{name}}! 1 = opening hours, 2 = talk to a person', next: 'route' },
-    route: { type: 'condition', rules: [{ equals: '1', next: 'hours' }, { regex: '^(2|human|agent)$', next: 'agent' }], else: 'welcome' },
-    hours: { type: 'message', text: 'Mon-Fri 9-17.' },
-    agent: { type: 'handover', text: 'A colleague will answer you here shortly.' },
-  },
-};
+const SUPPORT = exampleFlow();
 const WELCOME = 'Hi Ann! 1 = opening hours, 2 = talk to a person';
 const ANN = '+15551234567';
 

@@ -2,17 +2,9 @@ import test from 'ava';
 import { rm } from 'node:fs/promises';
 import { createFlowsPlugin } from '../../src/flows/plugin.js';
 import { prepareDataDir, startTestDaemon, tempDir, waitFor, type TestDaemon } from '../helpers/daemon.js';
+import { exampleFlow } from '../../src/flows/example.js';
 
-const SUPPORT = {
-  name: 'support',
-  start: 'welcome',
-  nodes: {
-    welcome: { type: 'message', text: 'Hi {{name}}! 1 = opening hours, 2 = talk to a person', next: 'route' },
-    route: { type: 'condition', rules: [{ equals: '1', next: 'hours' }, { regex: '^(2|human|agent)$', next: 'agent' }], else: 'welcome' },
-    hours: { type: 'message', text: 'Mon-Fri 9-17.' },
-    agent: { type: 'handover', text: 'A colleague will answer you here shortly.' },
-  },
-};
+const SUPPORT = exampleFlow();
 
 async function boot(dataDir: string) {
   const plugin = createFlowsPlugin({ pollMs: 100 });

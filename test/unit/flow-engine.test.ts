@@ -1,17 +1,9 @@
 import test from 'ava';
 import { compileFlow, matchInput, renderTemplate } from '../../src/flows/compiled.js';
 import { runFlow } from '../../src/flows/engine.js';
+import { exampleFlow } from '../../src/flows/example.js';
 
-const support = compileFlow({
-  name: 'support',
-  start: 'welcome',
-  nodes: {
-    welcome: { type: 'message', text: 'Hi {{name}}! 1 = opening hours, 2 = talk to a person', next: 'route' },
-    route: { type: 'condition', rules: [{ equals: '1', next: 'hours' }, { regex: '^(2|human|agent)$', next: 'agent' }], else: 'welcome' },
-    hours: { type: 'message', text: 'Mon-Fri 9-17.' },
-    agent: { type: 'handover', text: 'A colleague will answer you here shortly.' },
-  },
-});
+const support = compileFlow(exampleFlow());
 const who = { name: 'Ann', phone: '+15551234567' };
 
 test('a first message runs from start and waits at the condition', (t) => {

@@ -2,17 +2,9 @@ import test from 'ava';
 import { readFileSync, readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { FlowValidationError, validateFlow } from '../../src/flows/validate.js';
+import { exampleFlow } from '../../src/flows/example.js';
 
-const base = () => ({
-  name: 'support',
-  start: 'welcome',
-  nodes: {
-    welcome: { type: 'message', text: 'Hi {{name}}! 1 = opening hours, 2 = talk to a person', next: 'route' },
-    route: { type: 'condition', rules: [{ equals: '1', next: 'hours' }, { regex: '^(2|human|agent)$', next: 'agent' }], else: 'welcome' },
-    hours: { type: 'message', text: 'Mon-Fri 9-17.' },
-    agent: { type: 'handover', text: 'A colleague will answer you here shortly.' },
-  } as Record<string, unknown>,
-});
+const base = exampleFlow;
 
 function refuse(t: import('ava').ExecutionContext, flow: unknown, pattern: RegExp, node: string | null): void {
   const err = t.throws(() => validateFlow(flow), { instanceOf: FlowValidationError });

@@ -1,20 +1,10 @@
 import type { UserFacingSocketConfig, WASocket } from '@whiskeysockets/baileys';
 import type { Logger } from 'pino';
 import type { Clock } from '../../domain/clock.js';
+import type { GatewayConfig } from '../../config/schema.js';
 
-/** `baileys.*` in config.json. */
-export interface BaileysSettings {
-  /** WA Web version; null = the one bundled with Baileys (never fetched from the network). */
-  version: [number, number, number] | null;
-  /** Overrides Baileys' `waWebSocketUrl` (a local protocol double, a proxy); null = WhatsApp's. */
-  webSocketUrl: string | null;
-  maxReconnectAttempts: number;
-  maxQrRefreshes: number;
-  reconnectBaseMs: number;
-  reconnectMaxMs: number;
-  /** Level of Baileys' own logging, which is chatty below 'warn'. */
-  logLevel: string;
-}
+/** `baileys.*` in config.json (the schema documents each key). */
+export type BaileysSettings = GatewayConfig['baileys'];
 
 /**
  * The part of a Baileys socket the gateway touches, picked from Baileys' own types so an upgrade

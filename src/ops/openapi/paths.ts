@@ -1,5 +1,6 @@
 import { ref } from './helpers.js';
 import type { OperationObject, PathItemObject, ResponseObject, SchemaObject } from './types.js';
+import { EXAMPLE_FLOW } from '../../flows/example.js';
 
 const json = (schema: SchemaObject, example?: unknown) => ({ 'application/json': { schema, ...(example !== undefined ? { example } : {}) } });
 const body = (name: string, example?: unknown) => ({ required: true, content: json(ref(name), example) });
@@ -173,16 +174,6 @@ export function corePaths(): Record<string, PathItemObject> {
   };
 }
 
-const EXAMPLE_FLOW = {
-  name: 'support',
-  start: 'welcome',
-  nodes: {
-    welcome: { type: 'message', text: 'Hi {{name}}! 1 = opening hours, 2 = talk to a person', next: 'route' },
-    route: { type: 'condition', rules: [{ equals: '1', next: 'hours' }, { regex: '^(2|human|agent)$', next: 'agent' }], else: 'welcome' },
-    hours: { type: 'message', text: 'Mon-Fri 9-17.' },
-    agent: { type: 'handover', text: 'A colleague will answer you here shortly.' },
-  },
-};
 
 /** The chatbot flow routes (src/flows/routes.ts), served when the flows part is loaded. */
 export function flowPaths(): Record<string, PathItemObject> {
