@@ -1,3 +1,4 @@
+import { createRequire } from 'node:module';
 import { Curve, proto, type KeyPair } from '@whiskeysockets/baileys';
 
 /**
@@ -11,8 +12,13 @@ export const TEST_ROOT_KEY: KeyPair = {
   public: Buffer.from('0307a3073c16eead267fb272b02e54a01c88043c95725fec231701ef25b46d5c', 'hex'),
 };
 
-/** The serial Baileys compares the intermediate's issuerSerial with (WA_CERT_DETAILS.SERIAL). */
-export const TEST_ROOT_SERIAL = 0;
+/**
+ * The serial Baileys compares the intermediate's issuerSerial with (WA_CERT_DETAILS.SERIAL; 0 for
+ * WhatsApp's root). Deliberately not 0: Baileys rc14's signature checks pass anything (see
+ * verifySignature below), so this serial is what makes a client without preload.ts refuse the
+ * double (400 "certification match failed") and proves the preload took effect.
+ */
+export const TEST_ROOT_SERIAL = 4242;
 
 /**
  * A `proto.CertChain` as `makeNoiseHandler().processHandshake` checks it: the intermediate's details
@@ -40,4 +46,22 @@ export function makeCertChain(serverStaticPublic: Uint8Array, root: KeyPair = TE
     intermediate: { details: intermediateDetails, signature: Curve.sign(root.private, intermediateDetails) },
     leaf: { details: leafDetails, signature: Curve.sign(intermediateKey.private, leafDetails) },
   }).finish();
+}
+
+const requireCjs = createRequire(import.meta.url);
+const libsignalCurve = requireCjs('libsignal/src/curve.js') as { verifySignature(pubKey: Uint8Array, msg: Uint8Array, sig: Uint8Array): boolean };
+
+/**
+ * A sound XEdDSA signature check. Baileys 7.0.0-rc14's `Curve.verify` is not one: it returns true
+ * unless libsignal's verifySignature throws, but that only throws on malformed input and returns
+ * false for a wrong signature, so any well-formed signature passes. The double checks Baileys'
+ * signatures with this instead.
+ */
+export function verifySignature(publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): boolean {
+  try {
+    const key = publicKey.length === 33 ? publicKey : Buffer.concat([Buffer.from([5]), publicKey]);
+    return libsignalCurve.verifySignature(key, message, signature) === true;
+  } catch {
+    return false;
+  }
 }

@@ -1,0 +1,17 @@
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+export { ProtocolDouble, Session, type ProtocolDoubleOptions, type SessionKind, type Account, type Device } from './server.js';
+export { parseQr, type ParsedQr } from './phone.js';
+export { TEST_ROOT_KEY, TEST_ROOT_SERIAL, makeCertChain, verifySignature } from './cert.js';
+
+/** Absolute path of preload.ts. */
+export const PRELOAD_PATH = fileURLToPath(new URL('./preload.ts', import.meta.url));
+
+/**
+ * Environment for a child process (e.g. the built `gateway start`) whose Baileys must trust the
+ * double: NODE_OPTIONS loads tsx and then preload.ts before the program.
+ */
+export function childPreloadEnv(base: string | undefined = process.env.NODE_OPTIONS): Record<string, string> {
+  const imports = `--import=tsx --import=${pathToFileURL(PRELOAD_PATH).href}`;
+  return { NODE_OPTIONS: base ? `${base} ${imports}` : imports };
+}
