@@ -117,19 +117,10 @@ export function isDeliveryRecord(v: unknown): v is DeliveryRecord {
 }
 
 /** The public view (`webhook deliveries --json`): the state without the event body. */
-export interface DeliverySummary {
-  id: string;
-  type: WebhookEventType;
-  createdAt: string;
-  status: DeliveryStatus;
-  attempts: number;
-  lastError: string | null;
-  lastStatus: number | null;
-  nextAttemptAt: string | null;
-  deliveredAt: string | null;
-  finishedAt: string | null;
-  redeliveries: number;
-}
+export type DeliverySummary = Pick<
+  DeliveryRecord,
+  'id' | 'createdAt' | 'status' | 'attempts' | 'lastError' | 'lastStatus' | 'nextAttemptAt' | 'deliveredAt' | 'finishedAt' | 'redeliveries'
+> & { type: WebhookEventType };
 
 export function summarise(r: DeliveryRecord): DeliverySummary {
   return {
