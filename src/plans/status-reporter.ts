@@ -45,10 +45,6 @@ export class StatusReporter {
     void this.evaluate(id, change.reason ?? null);
   }
 
-  forget(id: string): void {
-    this.last.delete(id);
-  }
-
   /** Re-evaluates instances whose plan may have changed status. */
   async checkPlans(): Promise<void> {
     if (this.checking) return;
@@ -60,6 +56,8 @@ export class StatusReporter {
         const lapsed = record.premiumUntil !== null && !isPremium(record, now);
         if (lapsed || this.last.get(record.id) === 'requires_premium') await this.evaluate(record.id, null);
       }
+      // Deleted instances leave nothing behind.
+      for (const id of this.last.keys()) if (!this.deps.manager.get(id)) this.last.delete(id);
     } finally {
       this.checking = false;
     }
