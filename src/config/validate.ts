@@ -1,4 +1,5 @@
 import { UserError } from '../domain/errors.js';
+import { isRecord } from '../domain/guards.js';
 import { defaultConfig, LOG_LEVELS, type GatewayConfig } from './schema.js';
 
 type Check = (value: unknown, path: string) => string | null;
@@ -63,9 +64,6 @@ const SCHEMA: Schema = {
   metrics: { mode: oneOf(['off', 'local', 'public']) },
 };
 
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 function walk(schema: Schema, value: unknown, defaults: unknown, path: string, errors: string[]): unknown {
   if (typeof schema === 'function') {
@@ -73,7 +71,7 @@ function walk(schema: Schema, value: unknown, defaults: unknown, path: string, e
     if (err) errors.push(`${path}: ${err}, got ${JSON.stringify(value)}`);
     return value;
   }
-  if (!isPlainObject(value)) {
+  if (!isRecord(value)) {
     errors.push(`${path || 'config'}: expected an object, got ${JSON.stringify(value)}`);
     return defaults;
   }

@@ -102,8 +102,10 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
     });
     const reporter = new StatusReporter({ instances, ledger, manager, bus, clock, logger });
 
+    // After the daemon's own write the loaded copy is already current: re-read only what another
+    // process changed (instances.json is megabytes with 10,000 instances).
     const reload = async (): Promise<void> => {
-      await instances.load();
+      if (instances.changedOnDisk()) await instances.load();
       manager.sync(instances.list());
     };
     const metrics: MetricsSink = { ...noMetrics };

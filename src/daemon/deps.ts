@@ -29,6 +29,6 @@ export interface AppDeps {
   metrics: MetricsSink;
   /** Filled in by the parts that own the figures. */
   gauges: Gauges;
-  /** Re-reads the store and syncs connections after the daemon itself changed it. */
+  /** Re-reads the store if another process changed it, and syncs connections to it. */
   reload(): Promise<void>;
 }

@@ -7,6 +7,7 @@ import { withFileLock } from '../store/lock.js';
 import { isInstanceId, storePaths } from '../store/paths.js';
 import { flowRevision } from './compiled.js';
 import type { Conversation, Flow, Handover, StoredFlow } from './types.js';
+import { isRecord } from '../domain/guards.js';
 
 /**
  * The files of one instance's chatbot, under DATA_DIR/flows/<instanceId>/:
@@ -25,17 +26,14 @@ export interface ConversationsDoc {
   conversations: Record<string, Conversation>;
 }
 
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 function isStoredFlow(v: unknown): v is StoredFlow {
-  return isObject(v) && v.version === 1 && typeof v.revision === 'string' && typeof v.updatedAt === 'string' && isObject(v.flow);
+  return isRecord(v) && v.version === 1 && typeof v.revision === 'string' && typeof v.updatedAt === 'string' && isRecord(v.flow);
 }
 
 function isHandover(v: unknown): v is Handover {
   return (
-    isObject(v) &&
+    isRecord(v) &&
     typeof v.chatId === 'string' &&
     typeof v.phone === 'string' &&
     typeof v.flow === 'string' &&
@@ -47,15 +45,15 @@ function isHandover(v: unknown): v is Handover {
 }
 
 function isHandoversDoc(v: unknown): v is HandoversDoc {
-  return isObject(v) && v.version === 1 && isObject(v.handovers) && Object.values(v.handovers).every(isHandover);
+  return isRecord(v) && v.version === 1 && isRecord(v.handovers) && Object.values(v.handovers).every(isHandover);
 }
 
 function isConversation(v: unknown): v is Conversation {
-  return isObject(v) && typeof v.phone === 'string' && (v.node === null || typeof v.node === 'string') && typeof v.revision === 'string' && typeof v.updatedAt === 'string';
+  return isRecord(v) && typeof v.phone === 'string' && (v.node === null || typeof v.node === 'string') && typeof v.revision === 'string' && typeof v.updatedAt === 'string';
 }
 
 function isConversationsDoc(v: unknown): v is ConversationsDoc {
-  return isObject(v) && v.version === 1 && isObject(v.conversations) && Object.values(v.conversations).every(isConversation);
+  return isRecord(v) && v.version === 1 && isRecord(v.conversations) && Object.values(v.conversations).every(isConversation);
 }
 
 /** Null-prototype copy, so chat ids such as "__proto__" are plain keys. */

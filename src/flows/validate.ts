@@ -1,5 +1,6 @@
 import { RegexRefused, SafeRegex } from './regex/matcher.js';
 import { FLOW_LIMITS, type ConditionNode, type Flow, type FlowNode, type HandoverNode, type MessageNode, type Rule } from './types.js';
+import { isRecord } from '../domain/guards.js';
 
 /** A flow document that breaks the contract; the message starts with the node (or field) at fault. */
 export class FlowValidationError extends Error {
@@ -16,9 +17,6 @@ export const TEMPLATE_VARIABLES = ['name', 'phone'] as const;
 const TEMPLATE = /\{\{\s*([^{}]*?)\s*\}\}/g;
 const MATCHERS = ['equals', 'contains', 'regex', 'any'] as const;
 
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 /** Keys starting with "_" are left to tools (a visual builder's layout) and ignored. */
 function checkKeys(obj: Record<string, unknown>, allowed: readonly string[], where: string, node: string | null): void {
@@ -60,7 +58,7 @@ function extras(obj: Record<string, unknown>): Record<string, unknown> {
 
 function rule(raw: unknown, i: number, id: string, nodes: Record<string, unknown>): Rule {
   const where = `rules[${i}]`;
-  if (!isObject(raw)) throw new FlowValidationError(`${where} must be an object`, id);
+  if (!isRecord(raw)) throw new FlowValidationError(`${where} must be an object`, id);
   checkKeys(raw, [...MATCHERS, 'next'], `${where}: `, id);
   const present = MATCHERS.filter((m) => raw[m] !== undefined);
   if (present.length !== 1) throw new FlowValidationError(`${where} needs exactly one of ${MATCHERS.join(', ')}`, id);
@@ -85,7 +83,7 @@ function rule(raw: unknown, i: number, id: string, nodes: Record<string, unknown
 }
 
 function node(raw: unknown, id: string, nodes: Record<string, unknown>): FlowNode {
-  if (!isObject(raw)) throw new FlowValidationError('must be an object', id);
+  if (!isRecord(raw)) throw new FlowValidationError('must be an object', id);
   const base: { description?: string } = extras(raw);
   const description = text(raw.description, 'description', id, { required: false, max: FLOW_LIMITS.description });
   if (description !== undefined) base.description = description;
@@ -163,11 +161,11 @@ function checkMessageChains(nodes: Record<string, FlowNode>): void {
  * the node at fault.
  */
 export function validateFlow(input: unknown): Flow {
-  if (!isObject(input)) throw new FlowValidationError('a flow must be a JSON object with name, start and nodes');
+  if (!isRecord(input)) throw new FlowValidationError('a flow must be a JSON object with name, start and nodes');
   checkKeys(input, ['name', 'description', 'start', 'nodes'], '', null);
   const name = text(input.name, 'name', null, { required: true, max: FLOW_LIMITS.name })!;
   const description = text(input.description, 'description', null, { required: false, max: FLOW_LIMITS.description });
-  if (!isObject(input.nodes)) throw new FlowValidationError('nodes must be an object of node name -> node');
+  if (!isRecord(input.nodes)) throw new FlowValidationError('nodes must be an object of node name -> node');
   const raw = input.nodes;
   const ids = Object.keys(raw);
   if (ids.length === 0) throw new FlowValidationError('nodes must not be empty');

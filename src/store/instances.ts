@@ -8,6 +8,7 @@ import { withFileLock } from './lock.js';
 import { storePaths, type StorePaths } from './paths.js';
 import { generateApiKey, generateInstanceId, hashSecret } from './secrets.js';
 import type { Low } from 'lowdb';
+import { isRecord } from '../domain/guards.js';
 
 /** The cold store file: instances, their key hashes and which owners have had their trial. */
 export interface InstancesDoc {
@@ -19,9 +20,6 @@ export interface InstancesDoc {
 
 export const DEFAULT_OWNER = 'default';
 
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 function isWebhook(v: unknown): v is WebhookSettings | null {
   if (v === null) return true;

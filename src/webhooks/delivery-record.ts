@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { WEBHOOK_EVENTS, type WebhookEventType } from '../domain/types.js';
 import type { GatewayEvent } from '../events/types.js';
+import { isRecord } from '../domain/guards.js';
 
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
 
@@ -81,15 +82,12 @@ export function newDeliveryRecord(event: GatewayEvent, id: string, seq: number, 
   };
 }
 
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 const nullableString = (v: unknown): boolean => v === null || typeof v === 'string';
 
 /** Shape check for a parsed delivery file; a foreign or hand-edited file is skipped, not trusted. */
 export function isDeliveryRecord(v: unknown): v is DeliveryRecord {
-  if (!isObject(v)) return false;
+  if (!isRecord(v)) return false;
   return (
     v.v === 1 &&
     typeof v.id === 'string' &&
@@ -108,11 +106,11 @@ export function isDeliveryRecord(v: unknown): v is DeliveryRecord {
     nullableString(v.deliveredAt) &&
     nullableString(v.finishedAt) &&
     typeof v.redeliveries === 'number' &&
-    isObject(v.event) &&
+    isRecord(v.event) &&
     v.event.type === v.type &&
     v.event.instanceId === v.instanceId &&
     typeof v.event.timestamp === 'string' &&
-    isObject(v.event.data)
+    isRecord(v.event.data)
   );
 }
 

@@ -13,6 +13,7 @@ import {
 } from '@whiskeysockets/baileys';
 import { ensureDir, writeFileAtomic } from '../../store/atomic-write.js';
 import { errorMessage } from '../../domain/errors.js';
+import { isRecord } from '../../domain/guards.js';
 
 /**
  * One instance's Baileys credentials and Signal keys, held in memory and saved as ONE JSON file.
@@ -58,9 +59,6 @@ export function authFilePath(dataDir: string, instanceId: string): string {
   return join(dataDir, 'auth', `${instanceId}.json`);
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function parseAuthFile(file: string, text: string): AuthFile {
   let parsed: unknown;
