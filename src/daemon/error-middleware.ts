@@ -1,12 +1,24 @@
 import type { Middleware } from 'koa';
 import type { Logger } from 'pino';
-import { GatewayError, type ErrorCode } from '../domain/errors.js';
+import { GatewayError, UserError, type ErrorCode } from '../domain/errors.js';
 
 /** Writes the DESIGN.md error body. */
 export function renderError(ctx: Parameters<Middleware>[0], err: GatewayError): void {
   ctx.status = err.status;
   if (err.retryAfter !== undefined) ctx.set('Retry-After', String(err.retryAfter));
   ctx.body = { success: false, error: { code: err.code, message: err.message } };
+}
+
+/**
+ * Store and rule errors shared with the CLI carry its exit codes; in a request they mean: 4, the
+ * instance vanished (deleted by the CLI a moment ago), which the API reports like any unknown
+ * instance; 2, a value the rules refuse. Anything else (a corrupt or locked store) is a 500.
+ */
+function fromUserError(err: unknown): GatewayError | null {
+  if (!(err instanceof UserError)) return null;
+  if (err.exitCode === 4) return new GatewayError('UNAUTHORIZED', 'missing or invalid X-API-Key for this instance');
+  if (err.exitCode === 2) return new GatewayError('INVALID_FIELD', err.message);
+  return null;
 }
 
 /** Maps errors thrown by body parsers (co-body, formidable) to contract codes. */
@@ -40,7 +52,7 @@ export function errorMiddleware(logger: Logger): Middleware {
         throw new GatewayError('NOT_FOUND', `method ${ctx.method} not allowed here`);
       }
     } catch (err) {
-      const known = err instanceof GatewayError ? err : fromParserError(err);
+      const known = err instanceof GatewayError ? err : (fromUserError(err) ?? fromParserError(err));
       if (known) {
         renderError(ctx, known);
         return;

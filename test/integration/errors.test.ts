@@ -45,7 +45,7 @@ test('415 for a wrong content type, 413 for a huge body', async (t) => {
   });
 });
 
-test('404 for unknown routes and sandbox routes of a WhatsApp instance, 409 without a QR', async (t) => {
+test('404 for unknown routes, 409 without a QR (sandbox routes of a WhatsApp instance: sandbox.test.ts)', async (t) => {
   await withDaemon(async (d, { id, key }) => {
     expectError(t, await d.request('GET', '/nope'), 404, 'NOT_FOUND');
     expectError(t, await d.request('GET', `/api/${id}/nope`, { key }), 404, 'NOT_FOUND');

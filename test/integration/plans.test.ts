@@ -51,6 +51,12 @@ test('a failed send costs nothing', async (t) => {
     t.is(notReady.status, 503);
     const status = await d.request('GET', `/api/${inst.id}/status`, { key: inst.key });
     t.is(status.body.quotaRemaining, '2');
+    // The refused send's reservation was released: both credits can still be spent.
+    await d.request('POST', `/api/${inst.id}/sandbox/scan`, { key: inst.key });
+    const sends = [];
+    for (let i = 0; i < 3; i++) sends.push(await d.request('POST', `/api/${inst.id}/send`, { key: inst.key, json: msg }));
+    t.deepEqual(sends.map((r) => r.status), [200, 200, 403]);
+    t.deepEqual(sends.slice(0, 2).map((r) => r.body.quotaRemaining), ['1', '0']);
   } finally {
     await d.close();
   }
@@ -101,6 +107,19 @@ test('per-instance send rate limit answers 429 with Retry-After past sendsPerMin
     t.is(limited.body.error.code, 'RATE_LIMITED');
     t.true(Number(limited.headers.get('retry-after')) > 0);
     t.is((await d.request('POST', `/api/${other.id}/send`, { key: other.key, json: msg })).status, 200, 'the limit is per instance');
+  } finally {
+    await d.close();
+  }
+});
+
+test('credits past the supported maximum are a 400, not a 500', async (t) => {
+  const d = await startTestDaemon({ config: { plans: { initialCredits: 999_999_999_999 } } });
+  try {
+    const res = await d.request('POST', '/api/instances/create', { secret: d.secret, json: { sandbox: true, credits: 1_000_000_000_000 } });
+    t.is(res.status, 400);
+    t.is(res.body.error.code, 'INVALID_FIELD');
+    t.regex(res.body.error.message, /balance above/);
+    t.is((await d.request('POST', '/api/instances/create', { secret: d.secret, json: { sandbox: true } })).status, 201);
   } finally {
     await d.close();
   }
