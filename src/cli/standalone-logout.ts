@@ -1,7 +1,7 @@
-import type { ConnectionHooks } from '../connection/types.js';
 import type { InstanceRecord } from '../domain/types.js';
 import { isPaired } from '../store/auth-files.js';
 import type { CliContext } from './context.js';
+import { openStandalone } from './standalone.js';
 
 export type LogoutOutcome = 'logged-out' | 'not-paired' | 'daemon-running' | 'unreachable';
 
@@ -12,31 +12,18 @@ export type LogoutOutcome = 'logged-out' | 'not-paired' | 'daemon-running' | 'un
  */
 export async function logoutStandalone(ctx: CliContext, record: InstanceRecord, timeoutMs = 10_000): Promise<LogoutOutcome> {
   if (record.sandbox || !isPaired(ctx.dataDir, record.id)) return 'not-paired';
-  // Heavy parts, loaded only here.
-  const [{ pino }, { acquireDaemonLock }, { baileysFactory }, { systemClock }] = await Promise.all([
-    import('pino'),
-    import('../daemon/daemon-lock.js'),
-    import('../daemon/plugins.js'),
-    import('../domain/clock.js'),
-  ]);
-  let release: () => Promise<void>;
+  let connected!: () => void;
+  const isConnected = new Promise<void>((resolve) => (connected = resolve));
+  const opened = await openStandalone(ctx, record, () => ({
+    onStatus: (change) => {
+      if (change.to === 'connected') connected();
+    },
+    onQr: () => undefined,
+    onMessage: async () => undefined,
+  }));
+  if (!opened) return 'daemon-running';
+  const { connection, release } = opened;
   try {
-    release = await acquireDaemonLock(ctx.dataDir);
-  } catch {
-    return 'daemon-running';
-  }
-  const logger = pino({ level: 'warn' }, pino.destination({ fd: 2, sync: true }));
-  try {
-    let connected!: () => void;
-    const isConnected = new Promise<void>((resolve) => (connected = resolve));
-    const hooks: ConnectionHooks = {
-      onStatus: (change) => {
-        if (change.to === 'connected') connected();
-      },
-      onQr: () => undefined,
-      onMessage: async () => undefined,
-    };
-    const connection = baileysFactory({ config: ctx.config, logger, dataDir: ctx.dataDir, clock: systemClock })(record, hooks);
     connection.start();
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<'timeout'>((resolve) => {

@@ -7,7 +7,6 @@ type Check = (value: unknown, path: string) => string | null;
 const int = (min: number, max = Number.MAX_SAFE_INTEGER): Check => (v) =>
   typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max ? null : `expected an integer from ${min} to ${max}`;
 const bool: Check = (v) => (typeof v === 'boolean' ? null : 'expected true or false');
-const str: Check = (v) => (typeof v === 'string' && v.length > 0 ? null : 'expected a non-empty string');
 const oneOf = (values: readonly string[]): Check => (v) =>
   typeof v === 'string' && values.includes(v) ? null : `expected one of ${values.map((x) => JSON.stringify(x)).join(', ')}`;
 const nullable = (inner: Check): Check => (v, p) => (v === null ? null : inner(v, p));

@@ -1,4 +1,5 @@
 import { isPaired } from '../../store/auth-files.js';
+import { openStandalone } from '../standalone.js';
 import { InvalidArgumentError, type Command } from 'commander';
 import qrcode from 'qrcode-terminal';
 import type { ConnectionObserver } from '../../connection/manager.js';
@@ -151,42 +152,22 @@ async function pairStandalone(cmd: Command, id: string, phone: string | undefine
     view.say(`${id} is already paired; start the daemon (gateway start) to connect it.`);
     return { ok: true };
   }
-  // Loaded here: Baileys and the daemon's parts are heavy and most CLI commands never need them.
-  const [{ pino }, { acquireDaemonLock }, { baileysFactory }, { ensureDir }, { systemClock }, { LOG_LEVELS }, { envLogLevel }] = await Promise.all([
-    import('pino'),
-    import('../../daemon/daemon-lock.js'),
-    import('../../daemon/plugins.js'),
-    import('../../store/atomic-write.js'),
-    import('../../domain/clock.js'),
-    import('../../config/schema.js'),
-    import('../../config/load.js'),
-  ]);
-  let release: () => Promise<void>;
-  try {
-    release = await acquireDaemonLock(ctx.dataDir);
-  } catch {
-    throw new UserError('a daemon started on this data dir meanwhile; run gateway pair again to pair through it');
-  }
-  const wanted = envLogLevel();
-  const level = wanted !== undefined && (LOG_LEVELS as readonly string[]).includes(wanted) ? wanted : 'warn';
-  // stdout carries the QR; logs go to stderr. Baileys' own child logger takes baileys.logLevel.
-  const logger = pino({ level, base: { pid: process.pid } }, pino.destination({ fd: 2, sync: true }));
   const observers = new Set<ConnectionObserver>();
   const notify: ConnectionObserver = (event) => {
     for (const observer of [...observers]) observer(event);
   };
-  const hooks: ConnectionHooks = {
+  const opened = await openStandalone(ctx, record, (logger): ConnectionHooks => ({
     onStatus: (change) => notify({ type: 'status', change }),
     onQr: (qr) => notify({ type: 'qr', qr }),
     onMessage: async (message) => {
       // Nobody stores events without the daemon; pairing stops at `connected`, so this is rare.
       logger.warn({ instanceId: id, messageId: message.messageId }, 'a message arrived while pairing without the daemon; it is not delivered');
     },
-  };
+  }));
+  if (!opened) throw new UserError('a daemon started on this data dir meanwhile; run gateway pair again to pair through it');
+  const { connection, release } = opened;
   let cleanup = (): void => undefined;
   try {
-    await ensureDir(storePaths(ctx.dataDir).authDir);
-    const connection = baileysFactory({ config: ctx.config, logger, dataDir: ctx.dataDir, clock: systemClock })(record, hooks);
     view.say(`No daemon is running: pairing ${id} directly; the credentials stay in the data dir for the daemon.`);
     const outcome = await new Promise<Outcome>((resolve) => {
       const session = runPairSession(
