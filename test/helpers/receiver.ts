@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { TestDaemon } from './daemon.js';
+import { startTestDaemon, type TestDaemon, type TestDaemonOptions } from './daemon.js';
+import { createWebhookPlugin } from '../../src/webhooks/plugin.js';
 import type { WebhookEventType } from '../../src/domain/types.js';
 import { outboxPaths, readInstanceDeliveries } from '../../src/webhooks/outbox-files.js';
 import type { DeliveryRecord } from '../../src/webhooks/delivery-record.js';
@@ -141,5 +142,23 @@ export async function waitForOutbox(
     if (check(records)) return records;
     if (Date.now() > until) throw new Error(`outbox never matched; last: ${JSON.stringify(records.map((r) => ({ id: r.id, status: r.status, attempts: r.attempts, lastError: r.lastError })))}`);
     await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/**
+ * The usual webhook test set-up: a receiver and a daemon with the webhook part, both closed in
+ * `finally` whatever the test does.
+ */
+export async function withWebhookDaemon(
+  fn: (d: TestDaemon, receiver: Receiver) => Promise<void>,
+  options: TestDaemonOptions = {},
+): Promise<void> {
+  const receiver = await startReceiver();
+  const d = await startTestDaemon({ plugins: [createWebhookPlugin()], ...options });
+  try {
+    await fn(d, receiver);
+  } finally {
+    await d.close();
+    await receiver.close();
   }
 }

@@ -6,7 +6,7 @@ import test from 'ava';
 import { createWebhookPlugin } from '../../src/webhooks/plugin.js';
 import { GATEWAY_BIN } from '../helpers/cli.js';
 import { prepareDataDir, request, startTestDaemon, tempDir, waitFor } from '../helpers/daemon.js';
-import { inbound, outbox, setWebhook, startReceiver, waitForOutbox } from '../helpers/receiver.js';
+import { inbound, outbox, setWebhook, startReceiver, waitForOutbox, withWebhookDaemon } from '../helpers/receiver.js';
 
 test('the event is on disk before the inbound call returns', async (t) => {
   const receiver = await startReceiver({ reply: 'hang' });
@@ -28,10 +28,8 @@ test('the event is on disk before the inbound call returns', async (t) => {
   }
 });
 
-test('only subscribed events are stored, and nothing without a webhook', async (t) => {
-  const receiver = await startReceiver();
-  const d = await startTestDaemon({ plugins: [createWebhookPlugin()] });
-  try {
+test('only subscribed events are stored, and nothing without a webhook', (t) =>
+  withWebhookDaemon(async (d, receiver) => {
     const inst = await d.connectedSandbox();
     await inbound(d, inst, '+15551234567', 'no webhook yet');
     t.deepEqual(await outbox(d.dataDir, inst.id), []);
@@ -41,16 +39,10 @@ test('only subscribed events are stored, and nothing without a webhook', async (
     const records = await waitForOutbox(d.dataDir, inst.id, (r) => r.length === 1 && r[0]!.status === 'delivered');
     t.is(records[0]!.type, 'instance.status');
     t.deepEqual(receiver.requests.map((r) => r.json.type), ['instance.status']);
-  } finally {
-    await d.close();
-    await receiver.close();
-  }
-});
+  }));
 
-test('an event that cannot be stored fails the inbound call instead of being acknowledged', async (t) => {
-  const receiver = await startReceiver();
-  const d = await startTestDaemon({ plugins: [createWebhookPlugin()] });
-  try {
+test('an event that cannot be stored fails the inbound call instead of being acknowledged', (t) =>
+  withWebhookDaemon(async (d, receiver) => {
     const inst = await d.connectedSandbox();
     await setWebhook(d, inst, receiver.url);
     await inbound(d, inst, '+15551234567', 'stored');
@@ -62,11 +54,7 @@ test('an event that cannot be stored fails the inbound call instead of being ack
     const res = await d.request('POST', `/api/${inst.id}/sandbox/inbound`, { key: inst.key, json: { from: '+15551234567', message: 'lost?' } });
     t.is(res.status, 500);
     t.is(res.body.error.code, 'INTERNAL');
-  } finally {
-    await d.close();
-    await receiver.close();
-  }
-});
+  }));
 
 interface Child {
   process: ChildProcess;

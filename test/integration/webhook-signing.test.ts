@@ -1,14 +1,11 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import test from 'ava';
 import { Webhook } from 'standardwebhooks';
-import { startTestDaemon, waitFor } from '../helpers/daemon.js';
-import { inbound, setWebhook, startReceiver } from '../helpers/receiver.js';
-import { createWebhookPlugin } from '../../src/webhooks/plugin.js';
+import { waitFor } from '../helpers/daemon.js';
+import { inbound, setWebhook, withWebhookDaemon } from '../helpers/receiver.js';
 
-test('a delivery signed with a whsec_ secret verifies with the standardwebhooks verifier', async (t) => {
-  const receiver = await startReceiver();
-  const d = await startTestDaemon({ plugins: [createWebhookPlugin()] });
-  try {
+test('a delivery signed with a whsec_ secret verifies with the standardwebhooks verifier', (t) =>
+  withWebhookDaemon(async (d, receiver) => {
     const secret = `whsec_${randomBytes(24).toString('base64')}`;
     const inst = await d.connectedSandbox();
     await setWebhook(d, inst, receiver.url, { secret });
@@ -28,16 +25,10 @@ test('a delivery signed with a whsec_ secret verifies with the standardwebhooks 
     t.regex(req!.headers['webhook-signature'] ?? '', /^v1,[A-Za-z0-9+/]+=*$/);
     // A tampered body must not verify: the verifier really checks our signature.
     t.throws(() => new Webhook(secret).verify(req!.body.replace('hello', 'HELLO'), req!.headers));
-  } finally {
-    await d.close();
-    await receiver.close();
-  }
-});
+  }));
 
-test('no secret: no webhook-signature header, still webhook-id and webhook-timestamp', async (t) => {
-  const receiver = await startReceiver();
-  const d = await startTestDaemon({ plugins: [createWebhookPlugin()] });
-  try {
+test('no secret: no webhook-signature header, still webhook-id and webhook-timestamp', (t) =>
+  withWebhookDaemon(async (d, receiver) => {
     const inst = await d.connectedSandbox();
     await setWebhook(d, inst, receiver.url);
     await inbound(d, inst, '+15551234567', 'unsigned');
@@ -46,16 +37,10 @@ test('no secret: no webhook-signature header, still webhook-id and webhook-times
     t.truthy(req!.headers['webhook-id']);
     t.truthy(req!.headers['webhook-timestamp']);
     t.is(req!.json.type, 'message.received');
-  } finally {
-    await d.close();
-    await receiver.close();
-  }
-});
+  }));
 
-test('a plain (non-whsec) secret keys the HMAC with its UTF-8 bytes', async (t) => {
-  const receiver = await startReceiver();
-  const d = await startTestDaemon({ plugins: [createWebhookPlugin()] });
-  try {
+test('a plain (non-whsec) secret keys the HMAC with its UTF-8 bytes', (t) =>
+  withWebhookDaemon(async (d, receiver) => {
     const secret = 'not-base64 plain secret';
     const inst = await d.connectedSandbox();
     await setWebhook(d, inst, receiver.url, { secret });
@@ -64,16 +49,10 @@ test('a plain (non-whsec) secret keys the HMAC with its UTF-8 bytes', async (t) 
     const h = req!.headers;
     const expected = createHmac('sha256', Buffer.from(secret, 'utf8')).update(`${h['webhook-id']}.${h['webhook-timestamp']}.${req!.body}`).digest('base64');
     t.is(h['webhook-signature'], `v1,${expected}`);
-  } finally {
-    await d.close();
-    await receiver.close();
-  }
-});
+  }));
 
-test('instance.status and qr.updated are delivered and signed the same way', async (t) => {
-  const receiver = await startReceiver();
-  const d = await startTestDaemon({ plugins: [createWebhookPlugin()] });
-  try {
+test('instance.status and qr.updated are delivered and signed the same way', (t) =>
+  withWebhookDaemon(async (d, receiver) => {
     const secret = `whsec_${randomBytes(24).toString('base64')}`;
     const created = await d.createInstance({ sandbox: true, webhookUrl: receiver.url, webhookSecret: secret });
     // A new sandbox instance shows a QR within a second; scanning connects it.
@@ -89,8 +68,4 @@ test('instance.status and qr.updated are delivered and signed the same way', asy
     const qr = all.find((r) => r.json.type === 'qr.updated');
     t.truthy(qr);
     t.regex(String(qr!.json.data.qr), /^sandbox:/);
-  } finally {
-    await d.close();
-    await receiver.close();
-  }
-});
+  }));
