@@ -83,12 +83,13 @@ export async function listDeliveryIds(dir: string): Promise<string[]> {
 }
 
 /** Every readable delivery of an instance, in queue order (seq). */
-export async function readInstanceDeliveries(paths: OutboxPaths, instanceId: string): Promise<DeliveryRecord[]> {
+export async function readInstanceDeliveries(paths: OutboxPaths, instanceId: string, unreadable: string[] = []): Promise<DeliveryRecord[]> {
   const ids = await listDeliveryIds(paths.instanceDir(instanceId));
   const records: DeliveryRecord[] = [];
   for (const id of ids) {
     const r = await readDelivery(paths.file(instanceId, id));
     if (r && r.id === id && r.instanceId === instanceId) records.push(r);
+    else unreadable.push(id);
   }
   return records.sort((a, b) => a.seq - b.seq || a.createdAt.localeCompare(b.createdAt));
 }

@@ -33,20 +33,18 @@ const LEFTOVER_AGE_MS = 60_000;
 
 /**
  * Removes what a process killed mid-write leaves behind: temp files of atomic writes, lock
- * directories, and torn new deliveries (created in place; a torn one was never acknowledged). Only
- * old ones, since the CLI may be writing right now.
+ * directories, and the torn new deliveries `load()` found unreadable (created in place; a torn one
+ * was never acknowledged). Only old ones, since the CLI may be writing right now.
  */
-async function removeLeftovers(dir: string, now: number): Promise<void> {
+async function removeLeftovers(dir: string, now: number, tornIds: string[]): Promise<void> {
   const names = await readdir(dir).catch(() => [] as string[]);
+  const torn = new Set(tornIds.map((id) => `${id}.json`));
   for (const name of names) {
     const isTemp = name.startsWith('.') && name.endsWith('.tmp');
-    const isDelivery = !name.startsWith('.') && name.endsWith('.json');
-    if (!isTemp && !isDelivery && !name.endsWith('.json.lock')) continue;
+    if (!isTemp && !torn.has(name) && !name.endsWith('.json.lock')) continue;
     const file = join(dir, name);
     const info = await stat(file).catch(() => null);
-    if (!info || now - info.mtimeMs <= LEFTOVER_AGE_MS) continue;
-    if (isDelivery && (await readDelivery(file)) !== null) continue;
-    await rm(file, { recursive: true, force: true });
+    if (info && now - info.mtimeMs > LEFTOVER_AGE_MS) await rm(file, { recursive: true, force: true });
   }
 }
 
@@ -104,10 +102,12 @@ export class Outbox {
         continue;
       }
       this.dirsReady.add(name);
-      // File times are wall-clock times, whatever clock schedules deliveries.
-      await removeLeftovers(this.paths.instanceDir(name), Date.now());
       const q = this.queueFor(name);
-      for (const r of await readInstanceDeliveries(this.paths, name)) {
+      const torn: string[] = [];
+      const records = await readInstanceDeliveries(this.paths, name, torn);
+      // File times are wall-clock times, whatever clock schedules deliveries.
+      await removeLeftovers(this.paths.instanceDir(name), Date.now(), torn);
+      for (const r of records) {
         q.lastSeq = Math.max(q.lastSeq, r.seq);
         if (r.status === 'pending') q.add(this.pendingOf(r, now));
         else q.addFinished(r.id, parseTime(r.finishedAt ?? r.createdAt, 0));

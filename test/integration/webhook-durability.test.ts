@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import test from 'ava';
 import { createWebhookPlugin } from '../../src/webhooks/plugin.js';
@@ -135,5 +135,27 @@ test('kill -9 between receipt and delivery: the restarted daemon still delivers 
     await killHard(child.process);
     await receiver.close();
     await rm(dataDir, { recursive: true, force: true });
+  }
+});
+
+test('a torn delivery left by a crash is removed at start; fresh files are left for their writer', async (t) => {
+  const first = await startTestDaemon({ plugins: [createWebhookPlugin()] });
+  const inst = await first.connectedSandbox();
+  await first.daemon.close();
+  const dir = join(first.dataDir, 'outbox', inst.id);
+  await mkdir(dir, { recursive: true });
+  const old = join(dir, 'msg_0000000000torn1.json');
+  const fresh = join(dir, 'msg_0000000000torn2.json');
+  await writeFile(old, '{"id":"msg_0000000000torn1","st');
+  await writeFile(fresh, '{"id":"msg_0000000000torn2","st');
+  const past = new Date(Date.now() - 120_000);
+  await utimes(old, past, past);
+  const again = await startTestDaemon({ plugins: [createWebhookPlugin()], dataDir: first.dataDir });
+  try {
+    const names = await readdir(dir);
+    t.false(names.includes('msg_0000000000torn1.json'));
+    t.true(names.includes('msg_0000000000torn2.json'));
+  } finally {
+    await again.close();
   }
 });
