@@ -1,23 +1,10 @@
-import { Command, InvalidArgumentError } from 'commander';
-import { loadConfig, resolveDataDir } from '../config/load.js';
-import type { GatewayConfig } from '../config/schema.js';
-import { systemClock } from '../domain/clock.js';
-import { UserError } from '../domain/errors.js';
-import { CreditStore, MAX_CREDITS } from '../store/credits.js';
-import { InstanceStore } from '../store/instances.js';
+import { type Command, InvalidArgumentError } from 'commander';
+import { resolveDataDir } from '../config/load.js';
+import { isE164 } from '../domain/phone.js';
 
 export interface GlobalOptions {
   dataDir?: string;
   json?: boolean;
-}
-
-/** What a command works with: the data dir, its validated config and the stores. */
-export interface CliContext {
-  dataDir: string;
-  json: boolean;
-  config: GatewayConfig;
-  instances: InstanceStore;
-  credits: CreditStore;
 }
 
 export function globals(cmd: Command): { dataDir: string; json: boolean } {
@@ -25,40 +12,40 @@ export function globals(cmd: Command): { dataDir: string; json: boolean } {
   return { dataDir: resolveDataDir(opts.dataDir), json: opts.json ?? false };
 }
 
-/** Opens the data dir for a command that needs an initialised one. */
-export async function openContext(cmd: Command): Promise<CliContext> {
-  const { dataDir, json } = globals(cmd);
-  const config = loadConfig(dataDir);
-  const instances = new InstanceStore(dataDir, systemClock, config.plans.trialDays);
-  await instances.load();
-  return { dataDir, json, config, instances, credits: new CreditStore(dataDir) };
-}
-
 /** Prints one JSON document with --json, else the human text. */
 export function output(json: boolean, data: unknown, human: string): void {
   process.stdout.write(json ? `${JSON.stringify(data, null, 2)}\n` : `${human}\n`);
 }
 
-export function parseCount(value: string): number {
-  if (!/^\d+$/.test(value) || Number(value) > MAX_CREDITS) throw new InvalidArgumentError(`expected a whole number from 0 to ${MAX_CREDITS}`);
+function whole(value: string, max: number): number {
+  if (!/^\d+$/.test(value) || Number(value) > max) throw new InvalidArgumentError(`expected a whole number from 0 to ${max}`);
   return Number(value);
 }
 
+export const MAX_COUNT = 1_000_000_000_000;
+
+export function parseCount(value: string): number {
+  return whole(value, MAX_COUNT);
+}
+
 export function parsePositive(value: string): number {
-  const n = parseCount(value);
+  const n = whole(value, MAX_COUNT);
   if (n === 0) throw new InvalidArgumentError('expected a whole number > 0');
   return n;
 }
 
-export function parsePort(value: string): number {
-  const n = parseCount(value);
-  if (n > 65535) throw new InvalidArgumentError('expected a port from 0 to 65535');
+/** Premium days: at most 36,500 (about 100 years) in one grant. */
+export function parseDays(value: string): number {
+  const n = whole(value, 36_500);
+  if (n === 0) throw new InvalidArgumentError('expected a whole number of days from 1 to 36500');
   return n;
 }
 
-/** Looks an instance up or fails with exit code 4. */
-export function requireInstance(ctx: CliContext, id: string) {
-  const record = ctx.instances.get(id);
-  if (!record) throw new UserError(`no instance with id ${JSON.stringify(id)}`, 4);
-  return record;
+export function parsePort(value: string): number {
+  return whole(value, 65535);
+}
+
+export function parsePhone(value: string): string {
+  if (!isE164(value)) throw new InvalidArgumentError('expected an E.164 number like +15551234567');
+  return value;
 }

@@ -1,21 +1,42 @@
+import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
-import { UserError, errorMessage } from '../domain/errors.js';
+import { GatewayError, errorMessage } from '../domain/errors.js';
+import { registerDoctor } from './commands/doctor.js';
+import { registerFlow } from './commands/flow.js';
+import { registerHandover } from './commands/handover.js';
 import { registerInit } from './commands/init.js';
 import { registerInstance } from './commands/instance.js';
+import { registerPair } from './commands/pair.js';
 import { registerPlans } from './commands/plans.js';
 import { registerStart } from './commands/start.js';
 import { registerWebhook } from './commands/webhook.js';
-import { registerPair } from './commands/pair.js';
-import { registerFlow } from './commands/flow.js';
-import { registerHandover } from './commands/handover.js';
-import { registerDoctor } from './commands/doctor.js';
 
-/** Exit codes: 0 ok, 1 failure, 2 bad usage or config, 3 store unusable, 4 no such instance. */
+function version(): string {
+  try {
+    return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+  } catch {
+    return '0.0.0';
+  }
+}
+
+const wantsJson = process.argv.includes('--json');
+
+/**
+ * Exit codes come from the one error table: 0 ok, 1 failure, 2 bad usage or config, 3 store
+ * unusable, 4 no such instance (or delivery). The reason is one line on stderr; with --json the
+ * error document is printed on stdout too.
+ */
 function fail(err: unknown): never {
-  if (err instanceof CommanderError) process.exit(err.exitCode === 0 ? 0 : 2);
+  if (err instanceof CommanderError) {
+    if (err.exitCode === 0) process.exit(0);
+    if (wantsJson) process.stdout.write(`${JSON.stringify({ success: false, error: { code: 'USAGE', message: err.message.replace(/^error: /, '') } })}\n`);
+    process.exit(2);
+  }
+  const known = err instanceof GatewayError ? err : null;
   const message = errorMessage(err).split('\n')[0] ?? 'failed';
   process.stderr.write(`gateway: ${message}\n`);
-  process.exit(err instanceof UserError ? err.exitCode : 1);
+  if (wantsJson) process.stdout.write(`${JSON.stringify({ success: false, error: { code: known?.code ?? 'INTERNAL', message } })}\n`);
+  process.exit(known ? known.exitCode : 1);
 }
 
 // Everything the gateway creates (store files, lock dirs, sockets, uploads) is private to its user.
@@ -23,6 +44,7 @@ process.umask(0o077);
 
 const program = new Command('gateway')
   .description('Self-hosted WhatsApp messaging gateway')
+  .version(version(), '-V, --version', 'print the version')
   .option('--data-dir <dir>', 'data directory (env GATEWAY_DATA_DIR, default ./data)')
   .option('--json', 'print one JSON document for scripts')
   .showHelpAfterError()

@@ -1,6 +1,6 @@
 import { readFileSync, existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { UserError, errorMessage } from '../domain/errors.js';
+import { GatewayError, errorMessage } from '../domain/errors.js';
 import { writeFileAtomic } from '../store/atomic-write.js';
 import { validateConfig } from './validate.js';
 import type { GatewayConfig } from './schema.js';
@@ -25,7 +25,7 @@ export function isInitialised(dataDir: string): boolean {
   return existsSync(configPath(dataDir));
 }
 
-/** Reads and validates DATA_DIR/config.json; a missing, unreadable or invalid file is a UserError. */
+/** Reads and validates DATA_DIR/config.json; a missing, unreadable or invalid file is CONFIG_INVALID. */
 export function loadConfig(dataDir: string): GatewayConfig {
   const file = configPath(dataDir);
   let text: string;
@@ -33,15 +33,15 @@ export function loadConfig(dataDir: string): GatewayConfig {
     text = readFileSync(file, 'utf8');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
-      throw new UserError(`${file} not found: run "gateway init" (or "gateway start", which initialises with defaults)`);
+      throw new GatewayError('CONFIG_INVALID', `${file} not found: run "gateway init" (or "gateway start", which initialises with defaults)`);
     }
-    throw new UserError(`${file}: cannot read: ${errorMessage(err)}`);
+    throw new GatewayError('CONFIG_INVALID', `${file}: cannot read: ${errorMessage(err)}`);
   }
   let raw: unknown;
   try {
     raw = JSON.parse(text);
   } catch (err) {
-    throw new UserError(`${file}: not valid JSON (${errorMessage(err)}); fix or restore it, the file was left untouched`);
+    throw new GatewayError('CONFIG_INVALID', `${file}: not valid JSON (${errorMessage(err)}); fix or restore it, the file was left untouched`);
   }
   return validateConfig(raw, file);
 }

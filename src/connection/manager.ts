@@ -1,15 +1,14 @@
 import type { Logger } from 'pino';
 import type { InstanceRecord } from '../domain/types.js';
-import type { EventBus } from '../events/bus.js';
 import { RateWindow, SendQueue, type PacingSettings } from './send-queue.js';
-import type { Connection, ConnectionFactory, ConnectionHooks, StatusChange } from './types.js';
+import type { Connection, ConnectionFactory, ConnectionHooks, LogoutOutcome, StatusChange } from './types.js';
 
 /** What an observer of one instance's connection hears (`gateway pair` follows a pairing). */
 export type ConnectionObservation = { type: 'status'; change: StatusChange } | { type: 'qr'; qr: string };
 export type ConnectionObserver = (event: ConnectionObservation) => void;
 
 export interface ManagedConnection {
-  readonly record: InstanceRecord;
+  readonly id: string;
   readonly connection: Connection;
   readonly queue: SendQueue;
   readonly rate: RateWindow;
@@ -17,28 +16,28 @@ export interface ManagedConnection {
 
 export interface ManagerOptions {
   sandboxFactory: ConnectionFactory;
-  /** Real WhatsApp connections; absent only in tests that use sandbox instances alone. */
-  baileysFactory?: ConnectionFactory;
-  bus: EventBus;
+  /** Real WhatsApp connections, loaded on first use (the CLI rarely needs Baileys). */
+  whatsappFactory: () => Promise<ConnectionFactory>;
+  /** Turns a connection's reports into events (the daemon's event hub). */
+  hooksFor: (id: string) => ConnectionHooks;
   logger: Logger;
   pacing: PacingSettings;
   sendsPerMinute: number;
   now: () => number;
-  /**
-   * Receives connection status changes to publish as `instance.status` (the plan-aware reporter);
-   * without it they are published as they are.
-   */
-  reportStatus?: (id: string, change: StatusChange) => void;
+  /** Connections opened at once by startAll(), so a restart never storms WhatsApp. */
+  maxConcurrentConnects: number;
 }
 
 /**
- * Owns one connection per instance: starts them when instances appear (daemon start, API or CLI
- * create), stops and logs them out when instances are deleted, and turns their reports into
- * events on the bus.
+ * Owns one connection per instance: opens them (at start, on create), follows them for observers,
+ * and logs out and forgets deleted ones. In the CLI (no daemon) connections are opened only on
+ * demand (`gateway pair`, `instance delete`).
  */
 export class ConnectionManager {
   private readonly entries = new Map<string, ManagedConnection>();
+  private readonly opening = new Map<string, Promise<ManagedConnection>>();
   private readonly observers = new Map<string, Set<ConnectionObserver>>();
+  private whatsapp: ConnectionFactory | null = null;
 
   constructor(private readonly options: ManagerOptions) {}
 
@@ -73,7 +72,8 @@ export class ConnectionManager {
     };
   }
 
-  private notify(id: string, event: ConnectionObservation): void {
+  /** Tells the observers of `id` (called by the event hub for every connection report). */
+  notify(id: string, event: ConnectionObservation): void {
     const set = this.observers.get(id);
     if (!set) return;
     for (const observer of [...set]) {
@@ -85,82 +85,91 @@ export class ConnectionManager {
     }
   }
 
-  /** Brings the running connections in line with the store's instances. */
-  sync(records: Iterable<InstanceRecord>): { started: string[]; removed: string[] } {
-    const seen = new Set<string>();
-    const started: string[] = [];
-    for (const record of records) {
-      seen.add(record.id);
-      const existing = this.entries.get(record.id);
-      if (existing) {
-        // Records are replaced on reload; keep the connection, refresh what the router reads.
-        (existing as { record: InstanceRecord }).record = record;
-        continue;
-      }
-      this.add(record);
-      started.push(record.id);
+  /** The instance's connection, created (not started) if it has none yet. */
+  async open(record: InstanceRecord): Promise<ManagedConnection> {
+    const known = this.entries.get(record.id);
+    if (known) return known;
+    let pending = this.opening.get(record.id);
+    if (!pending) {
+      pending = this.create(record).finally(() => this.opening.delete(record.id));
+      this.opening.set(record.id, pending);
     }
-    const removed: string[] = [];
-    for (const id of [...this.entries.keys()]) {
-      if (!seen.has(id)) {
-        removed.push(id);
-        void this.remove(id);
-      }
-    }
-    return { started, removed };
+    return pending;
   }
 
-  private add(record: InstanceRecord): ManagedConnection {
-    const { bus, logger } = this.options;
-    const id = record.id;
-    const log = logger.child({ instanceId: id });
-    const hooks: ConnectionHooks = {
-      onStatus: (change) => {
-        log.info({ from: change.from, to: change.to, reason: change.reason }, 'connection status');
-        if (this.options.reportStatus) {
-          this.options.reportStatus(id, change);
-        } else {
-          const event = { type: 'instance.status' as const, instanceId: id, timestamp: new Date(this.options.now()).toISOString(), data: { from: change.from, to: change.to, reason: change.reason ?? null } };
-          bus.publish(event).catch((err: unknown) => log.error({ err }, 'could not store instance.status event'));
-        }
-        this.notify(id, { type: 'status', change });
-      },
-      onQr: (qr) => {
-        const event = { type: 'qr.updated' as const, instanceId: id, timestamp: new Date(this.options.now()).toISOString(), data: { qr } };
-        bus.publish(event).catch((err: unknown) => log.error({ err }, 'could not store qr.updated event'));
-        this.notify(id, { type: 'qr', qr });
-      },
-      onMessage: (message) =>
-        bus.publish({ type: 'message.received', instanceId: id, timestamp: new Date(this.options.now()).toISOString(), data: message }),
-    };
-    const factory = record.sandbox ? this.options.sandboxFactory : this.options.baileysFactory;
-    if (!factory) throw new Error('no connection factory for WhatsApp instances');
-    const connection = factory(record, hooks);
+  private async create(record: InstanceRecord): Promise<ManagedConnection> {
+    let factory = this.options.sandboxFactory;
+    if (!record.sandbox) {
+      this.whatsapp ??= await this.options.whatsappFactory();
+      factory = this.whatsapp;
+    }
+    const connection = factory(record, this.options.hooksFor(record.id));
     const pacing = record.sandbox ? { minIntervalMs: 0, jitterMs: 0, maxWaitMs: 0 } : this.options.pacing;
     const entry: ManagedConnection = {
-      record,
+      id: record.id,
       connection,
       queue: new SendQueue(pacing, this.options.now),
       rate: new RateWindow(this.options.sendsPerMinute, this.options.now),
     };
-    this.entries.set(id, entry);
+    this.entries.set(record.id, entry);
+    return entry;
+  }
+
+  /** Creates and starts the instance's connection (a new instance, `gateway pair`). */
+  async start(record: InstanceRecord): Promise<ManagedConnection> {
+    const entry = await this.open(record);
     try {
-      connection.start();
+      entry.connection.start();
     } catch (err) {
-      log.error({ err }, 'connection failed to start');
+      this.options.logger.error({ err, instanceId: record.id }, 'connection failed to start');
     }
     return entry;
   }
 
-  /** The instance was deleted: log the device out and remove its credentials. */
-  async remove(id: string): Promise<void> {
-    const entry = this.entries.get(id);
-    if (!entry) return;
-    this.entries.delete(id);
+  /**
+   * Starts every instance's connection, at most `maxConcurrentConnects` connecting at once: the
+   * next starts when one reached a settled status (connected, QR shown, disconnected) or after 10 s.
+   */
+  async startAll(records: Iterable<InstanceRecord>): Promise<void> {
+    const queue = [...records];
+    const workers = Array.from({ length: Math.min(this.options.maxConcurrentConnects, queue.length) }, async () => {
+      for (let record = queue.shift(); record; record = queue.shift()) {
+        const entry = await this.start(record);
+        await this.settled(entry, 10_000);
+      }
+    });
+    await Promise.all(workers);
+  }
+
+  private settled(entry: ManagedConnection, timeoutMs: number): Promise<void> {
+    if (entry.connection.status !== 'initializing') return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, timeoutMs);
+      timer.unref();
+      const stop = this.observe(entry.id, (e) => {
+        if (e.type === 'status' && e.change.to !== 'initializing') done();
+      });
+      function done(): void {
+        clearTimeout(timer);
+        stop();
+        resolve();
+      }
+    });
+  }
+
+  /** The instance is being deleted: log its device out, remove its credentials, forget it. */
+  async remove(id: string, record: InstanceRecord | undefined, timeoutMs: number): Promise<LogoutOutcome | 'not-connected' | 'failed'> {
+    let entry = this.entries.get(id);
+    if (!entry && record) entry = await this.open(record);
+    if (!entry) return 'not-connected';
     try {
-      await entry.connection.logout();
+      return await entry.connection.logout({ timeoutMs });
     } catch (err) {
       this.options.logger.warn({ err, instanceId: id }, 'logout of a deleted instance failed');
+      return 'failed';
+    } finally {
+      this.entries.delete(id);
+      this.observers.delete(id);
     }
   }
 

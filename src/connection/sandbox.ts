@@ -4,11 +4,14 @@ import { join } from 'node:path';
 import { GatewayError } from '../domain/errors.js';
 import type { ConnectionStatus, InboundMessage, MessageType } from '../domain/types.js';
 import { ensureDir, writeFileAtomic } from '../store/atomic-write.js';
-import type { Connection, ConnectionHooks, Outgoing } from './types.js';
+import type { Connection, ConnectionHooks, LogoutOutcome, Outgoing } from './types.js';
 
 export interface SentRecord {
   messageId: string;
-  phone: string;
+  /** The chat it went to. */
+  to: string;
+  /** The recipient's phone when `to` is a phone chat, else null. */
+  phone: string | null;
   type: MessageType;
   message?: string;
   caption?: string;
@@ -126,9 +129,18 @@ export class SandboxConnection implements Connection {
     this.setStatus('disconnected', 'stopped');
   }
 
-  async logout(): Promise<void> {
+  async logout(): Promise<LogoutOutcome> {
+    const paired = await this.isPaired();
     await this.stop();
     await rm(this.credsFile, { force: true });
+    return paired ? 'logged-out' : 'not-paired';
+  }
+
+  /** Pairing by code: the simulated phone accepts any code; `scan` completes the pairing. */
+  async requestPairingCode(): Promise<string> {
+    if (this.state === 'connected') throw new GatewayError('ALREADY_CONNECTED', 'the instance is connected; log it out first to pair another phone');
+    this.start();
+    return randomBytes(6).toString('base64url').replace(/[^A-Za-z0-9]/g, 'X').slice(0, 8).toUpperCase();
   }
 
   /** The simulated phone scans the QR (or reconnects after `disconnect`). */
@@ -151,12 +163,14 @@ export class SandboxConnection implements Connection {
   async inbound(input: { from: string; message: string; name?: string }): Promise<InboundMessage> {
     if (this.state !== 'connected') throw new GatewayError('CONNECTION_NOT_READY', `instance is ${this.state}, not connected`);
     const digits = input.from.slice(1);
+    const chatId = `${digits}@s.whatsapp.net`;
     const message: InboundMessage = {
       messageId: newMessageId('SBX'),
+      chatId,
+      isGroup: false,
+      sender: chatId,
       from: input.from,
       ...(input.name ? { fromName: input.name } : {}),
-      chatId: `${digits}@s.whatsapp.net`,
-      isGroup: false,
       type: 'text',
       text: input.message,
       timestamp: new Date(this.now()).toISOString(),
@@ -169,7 +183,8 @@ export class SandboxConnection implements Connection {
     if (this.state !== 'connected') throw new GatewayError('CONNECTION_NOT_READY', `instance is ${this.state}, not connected`);
     const record: SentRecord = {
       messageId: newMessageId(),
-      phone: message.phone,
+      to: message.to,
+      phone: message.to.endsWith('@s.whatsapp.net') ? `+${message.to.slice(0, message.to.indexOf('@'))}` : null,
       type: message.kind === 'text' ? 'text' : message.mediaType,
       sentAt: new Date(this.now()).toISOString(),
     };

@@ -1,16 +1,23 @@
 import type { ConnectionStatus, InboundMessage, InstanceRecord, MediaType } from '../domain/types.js';
 
-/** A text to send; `phone` is E.164 ("+15551234567"). */
-export interface OutgoingText {
+/** What every outgoing message has: the chat it goes to and, optionally, the message it quotes. */
+interface OutgoingBase {
+  /** A chat id: `<digits>@s.whatsapp.net`, `<digits>@lid` or `<id>@g.us`. */
+  to: string;
+  /** Id of a message in the same chat to quote. */
+  replyTo?: string;
+}
+
+/** A text; `mentions` are JIDs of people it mentions (they get notified). */
+export interface OutgoingText extends OutgoingBase {
   kind: 'text';
-  phone: string;
   text: string;
+  mentions?: string[];
 }
 
 /** A media file already on disk (send-media streams uploads to a temp file first). */
-export interface OutgoingMedia {
+export interface OutgoingMedia extends OutgoingBase {
   kind: 'media';
-  phone: string;
   mediaType: MediaType;
   path: string;
   mimetype: string;
@@ -19,6 +26,8 @@ export interface OutgoingMedia {
 }
 
 export type Outgoing = OutgoingText | OutgoingMedia;
+
+export type LogoutOutcome = 'logged-out' | 'not-paired' | 'unreachable';
 
 export interface StatusChange {
   from: ConnectionStatus;
@@ -53,12 +62,16 @@ export interface Connection {
   start(): void;
   /** Closes the connection and keeps its credentials. */
   stop(): Promise<void>;
-  /** Logs the device out (best effort) and removes its credentials. */
-  logout(): Promise<void>;
+  /**
+   * Logs the device out of WhatsApp and removes its credentials. A connection that is not live
+   * connects with its stored credentials first, for up to `timeoutMs`; WhatsApp being unreachable
+   * is reported, and the credentials are removed anyway.
+   */
+  logout(options?: { timeoutMs?: number }): Promise<LogoutOutcome>;
   /** Sends now; rejects with CONNECTION_NOT_READY unless connected. Pacing is the caller's. */
   send(message: Outgoing): Promise<{ messageId: string }>;
   /** Shows "typing..." (or stops it) in a chat before a message; best effort. */
-  sendPresence?(phone: string, state: 'composing' | 'paused'): Promise<void>;
+  sendPresence?(to: string, state: 'composing' | 'paused'): Promise<void>;
   /** Pairing by code instead of QR (Baileys only); resolves with the 8-character code. */
   requestPairingCode?(phone: string): Promise<string>;
 }

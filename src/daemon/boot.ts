@@ -1,65 +1,105 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { lstat, mkdtemp, rm, chmod } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { loadConfig, isInitialised } from '../config/load.js';
-import type { GatewayConfig } from '../config/schema.js';
-import { ConnectionManager } from '../connection/manager.js';
-import { SandboxConnection } from '../connection/sandbox.js';
-import type { ConnectionFactory } from '../connection/types.js';
-import { systemClock, type Clock } from '../domain/clock.js';
-import { EventBus } from '../events/bus.js';
-import { noMetrics, type MetricsSink } from '../domain/metrics.js';
-import { SendService } from '../sending/send-service.js';
-import { StatusReporter } from '../plans/status-reporter.js';
-import { CreditLedger } from '../plans/credit-ledger.js';
-import { ensureDir } from '../store/atomic-write.js';
-import { CreditStore } from '../store/credits.js';
-import { InstanceStore } from '../store/instances.js';
+import { pino } from 'pino';
+import { isInitialised, loadConfig } from '../config/load.js';
+import type { GatewayConfig, LogLevel } from '../config/schema.js';
+import { GatewayError, errorMessage } from '../domain/errors.js';
+import { controlRequests } from '../http/auth.js';
+import { secureModes } from '../store/modes.js';
 import { storePaths } from '../store/paths.js';
-import { checkWebhookUrl } from '../webhooks/target-policy.js';
-import { createApp, type AppOptions } from './app.js';
-import { acquireDaemonLock, writeDaemonInfo } from './daemon-lock.js';
-import type { AppDeps } from './deps.js';
+import { createDaemon, type Daemon, type DaemonParts } from './create-daemon.js';
+import { dataDirHolder, lockDataDir, removeDaemonInfo, unlockDataDir, writeDaemonInfo, type HolderKind } from './data-dir-lock.js';
 import { initialiseDataDir } from './init.js';
 import { createLogger } from './logger.js';
-import { watchStore } from './store-watcher.js';
 
-export interface DaemonOptions {
+export interface DaemonOptions extends Partial<Omit<DaemonParts, 'dataDir' | 'config' | 'mode' | 'logger'>> {
   dataDir: string;
   /** Overrides of config.json (CLI flags). */
   host?: string;
   port?: number;
-  logLevel?: string;
-  clock?: Clock;
+  logLevel?: LogLevel;
   logger?: Logger;
-  /** Replaces the Baileys factory (tests: a fake connection). */
-  baileysFactory?: (deps: { config: GatewayConfig; logger: Logger; dataDir: string; clock: Clock }) => ConnectionFactory;
   /** Called with the secret when start initialised a fresh data dir. */
   onInitialised?: (serverSecret: string) => void;
-  appOptions?: AppOptions;
-  /** Parts that plug into the daemon (webhooks, flows, metrics): run after the core is built. */
-  plugins?: DaemonPlugin[];
-}
-
-/** A part of the daemon with its own lifecycle; it may register event consumers and routes. */
-export interface DaemonPlugin {
-  name: string;
-  setup(deps: AppDeps, register: { appOptions: AppOptions }): Promise<void> | void;
-  /** Called on shutdown after HTTP stopped, before the store is flushed. */
-  stop?(): Promise<void>;
+  /** How long to wait for another gateway command holding the data dir (default 10 s). */
+  lockWaitMs?: number;
 }
 
 export interface RunningDaemon {
   port: number;
   host: string;
-  deps: AppDeps;
+  daemon: Daemon;
   server: Server;
   close(): Promise<void>;
 }
 
+/** Unix socket paths are limited to about 107 bytes. */
+const MAX_SOCKET_PATH = 100;
+
+function listen(server: Server, ...args: [number, string] | [string]): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    const done = (): void => {
+      server.off('error', reject);
+      resolve();
+    };
+    if (args.length === 2) server.listen(args[0], args[1], done);
+    else server.listen(args[0], done);
+  });
+}
+
+/** The control socket: the same app, every request trusted (only our own user can open it). */
+async function listenControl(daemon: Daemon, path: string): Promise<Server> {
+  const callback = daemon.app.callback();
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    controlRequests.add(req);
+    void callback(req, res);
+  });
+  server.keepAliveTimeout = 1_000;
+  // A socket file left by a daemon that was killed; anything that is not a socket stays.
+  const existing = await lstat(path).catch(() => null);
+  if (existing && !existing.isSocket()) throw new Error(`${path} exists and is not a socket; remove it`);
+  if (existing) await rm(path, { force: true });
+  await listen(server, path);
+  // The data dir is 0700 already; the socket itself is as private as the credentials next to it.
+  await chmod(path, 0o600);
+  return server;
+}
+
+async function closeServer(server: Server, graceMs: number): Promise<void> {
+  await new Promise<void>((resolve) => {
+    const force = setTimeout(() => server.closeAllConnections(), graceMs);
+    force.unref();
+    server.close(() => {
+      clearTimeout(force);
+      resolve();
+    });
+    server.closeIdleConnections();
+  });
+}
+
+function effectiveConfig(options: DaemonOptions): GatewayConfig {
+  const loaded = loadConfig(options.dataDir);
+  return {
+    ...loaded,
+    host: options.host ?? loaded.host,
+    port: options.port ?? loaded.port,
+    logLevel: options.logLevel ?? loaded.logLevel,
+  };
+}
+
+function partsOf(options: DaemonOptions): Partial<DaemonParts> {
+  const { dataDir: _d, host: _h, port: _p, logLevel: _l, logger: _g, onInitialised: _o, lockWaitMs: _w, ...parts } = options;
+  return parts;
+}
+
 /**
- * Starts the daemon: initialise a fresh data dir, take the one-daemon lock, load and validate the
- * config and the store (refusing a corrupt one), start every instance's connection, listen.
+ * Starts the daemon: initialise a fresh data dir, take the data dir lock (the daemon is then the
+ * only writer), build the daemon, open connections, listen on HTTP and on the control socket.
  */
 export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon> {
   const { dataDir } = options;
@@ -67,127 +107,100 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
     const { serverSecret } = await initialiseDataDir(dataDir, {});
     options.onInitialised?.(serverSecret);
   }
-  const loaded = loadConfig(dataDir);
-  const config: GatewayConfig = {
-    ...loaded,
-    host: options.host ?? loaded.host,
-    port: options.port ?? loaded.port,
-    logLevel: (options.logLevel as GatewayConfig['logLevel'] | undefined) ?? loaded.logLevel,
-  };
+  const config = effectiveConfig(options);
   const logger = options.logger ?? createLogger(config.logLevel);
-  const clock = options.clock ?? systemClock;
-  const paths = storePaths(dataDir);
-  await ensureDir(paths.creditsDir);
-  await ensureDir(paths.authDir);
-
-  const releaseLock = await acquireDaemonLock(dataDir);
+  // Another command's hold is short: wait for it; a running daemon or `gateway pair` is reported at once.
+  const lock = await lockDataDir(dataDir, 'daemon', options.lockWaitMs ?? (dataDirHolder(dataDir)?.kind === 'cli' ? 10_000 : 0));
+  lock.onLost((err: Error) => {
+    logger.fatal({ err: err.message }, 'the data dir lock was taken over while this daemon stalled; exiting without writing');
+    process.exit(3);
+  });
+  let daemon: Daemon | null = null;
   try {
-    const instances = new InstanceStore(dataDir, clock, config.plans.trialDays);
-    await instances.load();
-    const credits = new CreditStore(dataDir);
-    await credits.verifyAll();
-    const ledger = new CreditLedger(credits, logger);
-    const bus = new EventBus(logger);
-    const sandboxFactory: ConnectionFactory = (record, hooks) => new SandboxConnection(record.id, hooks, { authDir: paths.authDir, now: () => clock.now() });
-    const baileysFactory = options.baileysFactory?.({ config, logger, dataDir, clock });
-    const manager = new ConnectionManager({
-      sandboxFactory,
-      ...(baileysFactory ? { baileysFactory } : {}),
-      bus,
-      logger,
-      pacing: config.sending,
-      sendsPerMinute: config.rateLimit.sendsPerMinute,
-      now: () => clock.now(),
-      reportStatus: (id, change) => reporter.connectionChanged(id, change),
-    });
-    const reporter = new StatusReporter({ instances, ledger, manager, bus, clock, logger });
-
-    // After the daemon's own write the loaded copy is already current: re-read only what another
-    // process changed (instances.json is megabytes with 10,000 instances).
-    const reload = async (): Promise<void> => {
-      if (instances.changedOnDisk()) await instances.load();
-      manager.sync(instances.list());
-    };
-    const metrics: MetricsSink = { ...noMetrics };
-    const sender = new SendService({ instances, ledger, manager, clock, logger, typing: config.sending.typing, get metrics() { return deps.metrics; } });
-    const deps: AppDeps = {
-      sender,
-      metrics,
-      gauges: { outboxDepth: () => 0 },
-      config,
-      instances,
-      credits,
-      ledger,
-      manager,
-      bus,
-      clock,
-      logger,
-      checkWebhookTarget: async (url) => {
-        await checkWebhookUrl(url, config.webhooks.allowPrivateTargets);
-      },
-      reload,
-    };
-
-    const appOptions: AppOptions = { ...options.appOptions, extensions: [...(options.appOptions?.extensions ?? [])] };
-    for (const plugin of options.plugins ?? []) await plugin.setup(deps, { appOptions });
-    const app = createApp(deps, appOptions);
-    manager.sync(instances.list());
-
-    reporter.start();
-    const stopWatching = watchStore({
-      dataDir,
-      creditsDir: paths.creditsDir,
-      changedOnDisk: () => instances.changedOnDisk(),
-      onInstances: reload,
-      onCredits: (id) => ledger.invalidate(id),
-      logger,
-    });
-
-    const server = createServer(app.callback());
+    const fixed = await secureModes(dataDir);
+    if (fixed.length > 0) logger.warn({ count: fixed.length, first: fixed.slice(0, 5) }, 'the data dir was readable by other users; made it private again (directories 0700, files 0600)');
+    daemon = await createDaemon({ ...partsOf(options), dataDir, config, mode: 'daemon', logger });
+    await daemon.start();
+    const server = createServer(daemon.app.callback());
     server.keepAliveTimeout = 5_000;
     server.headersTimeout = 15_000;
     server.requestTimeout = 120_000;
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(config.port, config.host, () => {
-        server.off('error', reject);
-        resolve();
-      });
-    });
+    await listen(server, config.port, config.host);
     const port = (server.address() as AddressInfo).port;
+    const controlPath = storePaths(dataDir).controlSocket;
+    let control: Server | null = null;
+    if (controlPath.length <= MAX_SOCKET_PATH) {
+      control = await listenControl(daemon, controlPath).catch((err: unknown) => {
+        logger.error({ err: errorMessage(err), socketPath: controlPath }, 'control socket unavailable: the CLI cannot reach this daemon');
+        return null;
+      });
+    } else {
+      logger.error({ socketPath: controlPath }, 'the data dir path is too long for a control socket: the CLI cannot reach this daemon');
+    }
     await writeDaemonInfo(dataDir, { pid: process.pid, host: config.host, port, startedAt: new Date().toISOString() });
-    logger.info({ host: config.host, port, instances: manager.size, dataDir }, 'gateway listening');
+    logger.info({ host: config.host, port, instances: daemon.core.instances.size, dataDir }, 'gateway listening');
 
+    const running = daemon;
     let closing: Promise<void> | null = null;
     const close = (): Promise<void> => {
       closing ??= (async () => {
         logger.info('shutting down: draining requests');
-        stopWatching();
-        reporter.stop();
-        await new Promise<void>((resolve) => {
-          const force = setTimeout(() => {
-            server.closeAllConnections();
-          }, 10_000);
-          force.unref();
-          server.close(() => {
-            clearTimeout(force);
-            resolve();
-          });
-          server.closeIdleConnections();
-        });
-        await manager.stopAll();
-        for (const plugin of [...(options.plugins ?? [])].reverse()) {
-          await plugin.stop?.().catch((err: unknown) => logger.error({ err, plugin: plugin.name }, 'plugin stop failed'));
-        }
-        await ledger.drain();
-        await releaseLock();
+        await Promise.all([closeServer(server, 10_000), control ? closeServer(control, 1_000) : Promise.resolve()]);
+        await rm(controlPath, { force: true }).catch(() => undefined);
+        await running.stop();
+        await removeDaemonInfo(dataDir).catch(() => undefined);
+        await unlockDataDir(lock);
         logger.info('stopped');
       })();
       return closing;
     };
-    return { port, host: config.host, deps, server, close };
+    return { port, host: config.host, daemon: running, server, close };
   } catch (err) {
-    await releaseLock();
+    await daemon?.stop().catch(() => undefined);
+    await unlockDataDir(lock);
+    throw err;
+  }
+}
+
+/** A daemon built inside a CLI command while no daemon runs, reachable on a private socket. */
+export interface LocalDaemon {
+  socketPath: string;
+  daemon: Daemon;
+  close(): Promise<void>;
+}
+
+/**
+ * For a CLI command with no daemon running: takes the data dir lock (as `kind`), builds the daemon
+ * offline (no connection opened unless a route asks, no delivery), and serves its routes on a
+ * private socket, so the command goes through the same routes as with a daemon.
+ */
+export async function openLocalDaemon(options: { dataDir: string; kind: HolderKind; logger?: Logger; logoutTimeoutMs?: number; lockWaitMs?: number }): Promise<LocalDaemon> {
+  const { dataDir } = options;
+  if (!isInitialised(dataDir)) throw new GatewayError('CONFIG_INVALID', `${dataDir} is not initialised: run "gateway init" first`);
+  const config = loadConfig(dataDir);
+  const logger = options.logger ?? pino({ level: 'warn', base: { pid: process.pid } }, pino.destination({ fd: 2, sync: true }));
+  const lock = await lockDataDir(dataDir, options.kind, options.lockWaitMs ?? 30_000);
+  let dir: string | null = null;
+  try {
+    const daemon = await createDaemon({ dataDir, config, mode: 'offline', logger, ...(options.logoutTimeoutMs !== undefined ? { logoutTimeoutMs: options.logoutTimeoutMs } : {}) });
+    await daemon.start();
+    dir = await mkdtemp(join(tmpdir(), 'gateway-cli-'));
+    const socketPath = join(dir, 'control.sock');
+    const server = await listenControl(daemon, socketPath);
+    const tmp = dir;
+    return {
+      socketPath,
+      daemon,
+      async close() {
+        await closeServer(server, 1_000);
+        await daemon.stop();
+        await rm(tmp, { recursive: true, force: true });
+        await unlockDataDir(lock);
+      },
+    };
+  } catch (err) {
+    if (dir) await rm(dir, { recursive: true, force: true });
+    await unlockDataDir(lock);
     throw err;
   }
 }

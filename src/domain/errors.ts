@@ -1,49 +1,97 @@
-/** Stable error codes of the REST contract and the HTTP status each one maps to. */
-export const ERROR_STATUS = {
-  MISSING_FIELD: 400,
-  INVALID_FIELD: 400,
-  INVALID_PHONE: 400,
-  INVALID_JSON: 400,
-  UNAUTHORIZED: 401,
-  PREMIUM_REQUIRED: 403,
-  QUOTA_EXHAUSTED: 403,
-  NOT_FOUND: 404,
-  QR_NOT_AVAILABLE: 409,
-  PAYLOAD_TOO_LARGE: 413,
-  UNSUPPORTED_MEDIA_TYPE: 415,
-  RATE_LIMITED: 429,
-  CONNECTION_NOT_READY: 503,
-  INTERNAL: 500,
-} as const;
+/**
+ * The one error type of the gateway. Every failure a user can act on carries a stable string
+ * `code`; one table maps each code to the HTTP status the API answers and to the exit code the CLI
+ * ends with, so no boundary translates errors by hand.
+ *
+ * `expose`: whether the message may reach an HTTP client. 4xx messages always do; of the 5xx only
+ * the ones written for clients (503s). Everything else is logged and answered with a generic text.
+ */
+export const ERROR_TABLE = {
+  MISSING_FIELD: { status: 400, exit: 2, expose: true },
+  INVALID_FIELD: { status: 400, exit: 2, expose: true },
+  INVALID_PHONE: { status: 400, exit: 2, expose: true },
+  INVALID_JSON: { status: 400, exit: 2, expose: true },
+  /** A command line that does not parse (CLI only). */
+  USAGE: { status: 400, exit: 2, expose: true },
+  /** config.json is missing, not JSON or not valid. */
+  CONFIG_INVALID: { status: 500, exit: 2, expose: false },
+  UNAUTHORIZED: { status: 401, exit: 1, expose: true },
+  PREMIUM_REQUIRED: { status: 403, exit: 1, expose: true },
+  QUOTA_EXHAUSTED: { status: 403, exit: 1, expose: true },
+  NOT_FOUND: { status: 404, exit: 4, expose: true },
+  QR_NOT_AVAILABLE: { status: 409, exit: 1, expose: true },
+  ALREADY_CONNECTED: { status: 409, exit: 1, expose: true },
+  /** The thing exists already (an initialised data dir, a running daemon). */
+  CONFLICT: { status: 409, exit: 1, expose: true },
+  PAYLOAD_TOO_LARGE: { status: 413, exit: 2, expose: true },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, exit: 2, expose: true },
+  RATE_LIMITED: { status: 429, exit: 1, expose: true },
+  INTERNAL: { status: 500, exit: 1, expose: false },
+  /** A store file that will not parse; it is never overwritten. */
+  STORE_CORRUPT: { status: 500, exit: 3, expose: false },
+  /** The data dir is held by another process (a daemon, `gateway pair`). */
+  STORE_LOCKED: { status: 503, exit: 3, expose: false },
+  /** This process lost its lock of the data dir (it stalled and another took over); nothing was written. */
+  STORE_LOCK_LOST: { status: 503, exit: 3, expose: false },
+  /** The disk refused a write (full, read-only, I/O error): nothing was sent or changed. */
+  STORAGE_UNAVAILABLE: { status: 503, exit: 3, expose: true },
+  CONNECTION_NOT_READY: { status: 503, exit: 1, expose: true },
+  /** The CLI could not reach a running daemon's control socket. */
+  DAEMON_UNAVAILABLE: { status: 503, exit: 1, expose: true },
+} as const satisfies Record<string, { status: number; exit: number; expose: boolean }>;
 
-export type ErrorCode = keyof typeof ERROR_STATUS;
+export type ErrorCode = keyof typeof ERROR_TABLE;
 
-/** The one error type the HTTP layer renders; `code` is stable, `message` is for humans. */
+export const ERROR_CODES = Object.keys(ERROR_TABLE) as ErrorCode[];
+
+/** Codes the REST API can answer with (the CLI-only ones are left out of the document). */
+export const API_ERROR_CODES = ERROR_CODES.filter((c) => c !== 'USAGE' && c !== 'CONFIG_INVALID' && c !== 'DAEMON_UNAVAILABLE' && c !== 'STORE_LOCK_LOST');
+
+export function isErrorCode(value: unknown): value is ErrorCode {
+  return typeof value === 'string' && Object.hasOwn(ERROR_TABLE, value);
+}
+
+/** The one error type; `code` is stable, `message` is for humans. */
 export class GatewayError extends Error {
   readonly code: ErrorCode;
-  readonly status: number;
   /** Seconds, for 429 answers. */
   readonly retryAfter?: number;
+  /** Extra fields for the error body (`node` of a flow validation error). */
+  readonly detail?: Readonly<Record<string, string>>;
 
-  constructor(code: ErrorCode, message: string, options?: { retryAfter?: number; cause?: unknown }) {
+  constructor(code: ErrorCode, message: string, options?: { retryAfter?: number; cause?: unknown; detail?: Record<string, string> }) {
     super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'GatewayError';
     this.code = code;
-    this.status = ERROR_STATUS[code];
     if (options?.retryAfter !== undefined) this.retryAfter = options.retryAfter;
+    if (options?.detail !== undefined) this.detail = options.detail;
   }
-}
 
-/** Raised by the CLI and start-up for problems the user must fix; printed as one line. */
-export class UserError extends Error {
-  readonly exitCode: number;
-  constructor(message: string, exitCode = 1) {
-    super(message);
-    this.name = 'UserError';
-    this.exitCode = exitCode;
+  get status(): number {
+    return ERROR_TABLE[this.code].status;
+  }
+
+  get exitCode(): number {
+    return ERROR_TABLE[this.code].exit;
+  }
+
+  get expose(): boolean {
+    return ERROR_TABLE[this.code].expose;
   }
 }
 
 export function errorMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
+}
+
+/** Disk errors that mean "cannot store now" rather than a bug. */
+const STORAGE_ERRNOS = new Set(['ENOSPC', 'EDQUOT', 'EROFS', 'EIO', 'EMFILE', 'ENFILE']);
+
+/** Wraps a failed write as STORAGE_UNAVAILABLE when the disk refused it; anything else as is. */
+export function storageError(err: unknown, what: string): unknown {
+  const errno = (err as NodeJS.ErrnoException | null)?.code;
+  if (typeof errno === 'string' && STORAGE_ERRNOS.has(errno)) {
+    return new GatewayError('STORAGE_UNAVAILABLE', `${what}: the disk refused the write (${errno}); nothing was changed`, { cause: err });
+  }
+  return err;
 }

@@ -1,40 +1,29 @@
-import type { InboundMessage, InstanceStatus, WebhookEventType } from '../domain/types.js';
+import type { Static } from 'typebox';
+import type { EVENT_DATA, EventType } from '../schemas/events.js';
 
-interface EventBase<T extends WebhookEventType, D> {
-  type: T;
-  instanceId: string;
-  /** ISO time the gateway saw the event. */
-  timestamp: string;
-  data: D;
-}
+export type EventData = { [K in EventType]: Static<(typeof EVENT_DATA)[K]> };
 
-export type MessageReceivedEvent = EventBase<'message.received', InboundMessage>;
-export type InstanceStatusEvent = EventBase<'instance.status', { from: InstanceStatus; to: InstanceStatus; reason: string | null }>;
-export type QrUpdatedEvent = EventBase<'qr.updated', { qr: string }>;
-export type HandoverEvent = EventBase<
-  'conversation.handover',
-  {
-    chatId: string;
-    phone: string;
-    flow: string;
-    node: string;
-    reason: string;
-    /** The customer's push name, when known. */
-    fromName?: string;
-    /** The inbound text that led to the handover. */
-    text?: string;
-    /** When the bot takes the chat back unless released earlier (ISO). */
-    expiresAt?: string;
-  }
->;
+/** One event: what integrators get as a webhook body and as a live event. */
+export type GatewayEvent = {
+  [K in EventType]: {
+    type: K;
+    instanceId: string;
+    /** ISO time the gateway saw the event. */
+    timestamp: string;
+    data: EventData[K];
+  };
+}[EventType];
 
-/** Everything the gateway tells integrators about; each type is a webhook event. */
-export type GatewayEvent = MessageReceivedEvent | InstanceStatusEvent | QrUpdatedEvent | HandoverEvent;
+export type EventOf<K extends EventType> = Extract<GatewayEvent, { type: K }>;
+export type MessageReceivedEvent = EventOf<'message.received'>;
+export type InstanceStatusEvent = EventOf<'instance.status'>;
+export type QrUpdatedEvent = EventOf<'qr.updated'>;
+export type HandoverEvent = EventOf<'conversation.handover'>;
 
 /**
- * A consumer of events (webhook outbox, chatbot flows, ...). `handle` resolves once the consumer
- * has made the event durable enough for its own guarantees; the publisher awaits every consumer
- * before acknowledging the event upstream.
+ * A consumer of events (webhook outbox, chatbot flows, live events...). `handle` resolves once the
+ * consumer has made the event durable enough for its own guarantees; the publisher awaits every
+ * consumer before acknowledging the event upstream.
  */
 export interface EventConsumer {
   readonly name: string;

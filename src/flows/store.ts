@@ -1,20 +1,17 @@
-import { statSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { storageError } from '../domain/errors.js';
+import { isRecord } from '../domain/guards.js';
 import { ensureDir, writeFileAtomic } from '../store/atomic-write.js';
 import { AtomicJsonFile } from '../store/json-file.js';
-import { withFileLock } from '../store/lock.js';
 import { isInstanceId, storePaths } from '../store/paths.js';
 import { flowRevision } from './compiled.js';
 import type { Conversation, Flow, Handover, StoredFlow } from './types.js';
-import { isRecord } from '../domain/guards.js';
 
 /**
- * The files of one instance's chatbot, under DATA_DIR/flows/<instanceId>/:
- * - flow.json: the flow (CLI and daemon write it; locked, atomic);
- * - handovers.json: open handovers (CLI and daemon write it; locked, atomic);
- * - conversations.json: where each chat stands (only the daemon writes it; atomic).
- * One directory per instance, so an inbound message rewrites only its own instance's small file.
+ * The files of one instance's chatbot, under DATA_DIR/flows/<instanceId>/: flow.json (the flow),
+ * handovers.json (open handovers) and conversations.json (where each chat stands). One process
+ * writes them (the daemon, or a CLI command while none runs); each write is atomic.
  */
 export interface HandoversDoc {
   version: 1;
@@ -25,7 +22,6 @@ export interface ConversationsDoc {
   version: 1;
   conversations: Record<string, Conversation>;
 }
-
 
 function isStoredFlow(v: unknown): v is StoredFlow {
   return isRecord(v) && v.version === 1 && typeof v.revision === 'string' && typeof v.updatedAt === 'string' && isRecord(v.flow);
@@ -61,16 +57,6 @@ function dict<T>(from: Record<string, T>): Record<string, T> {
   return Object.assign(Object.create(null) as Record<string, T>, from);
 }
 
-/** A stat fingerprint; atomic renames give every version a new inode. */
-export function fileIdentity(file: string): string {
-  try {
-    const s = statSync(file);
-    return `${s.ino}:${s.size}:${s.mtimeMs}`;
-  } catch {
-    return 'missing';
-  }
-}
-
 /** True while `handover` mutes its chat at time `now`. */
 export function isOpen(handover: Handover, now: number): boolean {
   return Date.parse(handover.expiresAt) > now;
@@ -94,81 +80,56 @@ export class FlowFiles {
     return join(this.root, instanceId);
   }
 
-  flowFile(id: string): string {
-    return join(this.dir(id), 'flow.json');
-  }
-  handoversFile(id: string): string {
-    return join(this.dir(id), 'handovers.json');
-  }
-  conversationsFile(id: string): string {
-    return join(this.dir(id), 'conversations.json');
+  private file(id: string, name: string): string {
+    return join(this.dir(id), name);
   }
 
-  /** The stored flow or null; throws CorruptStoreError for a file that will not parse. */
+  private async write(id: string, name: string, text: string): Promise<void> {
+    try {
+      await ensureDir(this.dir(id));
+      await writeFileAtomic(this.file(id, name), text);
+    } catch (err) {
+      throw storageError(err, `flows/${id}/${name}`);
+    }
+  }
+
+  /** The stored flow or null; throws STORE_CORRUPT for a file that will not parse. */
   async readFlow(id: string): Promise<StoredFlow | null> {
-    return new AtomicJsonFile(this.flowFile(id), isStoredFlow).read();
+    return new AtomicJsonFile(this.file(id, 'flow.json'), isStoredFlow).read();
   }
 
   /** Stores an already validated flow. */
   async writeFlow(id: string, flow: Flow, now: number): Promise<StoredFlow> {
     const stored: StoredFlow = { version: 1, revision: flowRevision(flow), updatedAt: new Date(now).toISOString(), flow };
-    await ensureDir(this.dir(id));
-    const file = this.flowFile(id);
-    await withFileLock(file, () => writeFileAtomic(file, `${JSON.stringify(stored, null, 2)}\n`));
+    await this.write(id, 'flow.json', `${JSON.stringify(stored, null, 2)}\n`);
     return stored;
   }
 
-  /** Removes the flow; false when there was none. */
-  async clearFlow(id: string): Promise<boolean> {
-    const file = this.flowFile(id);
-    if (fileIdentity(file) === 'missing') return false;
-    return withFileLock(file, async () => {
-      const existed = fileIdentity(file) !== 'missing';
-      await rm(file, { force: true });
-      return existed;
-    });
+  async clearFlow(id: string): Promise<void> {
+    await rm(this.file(id, 'flow.json'), { force: true });
   }
 
-  async readHandovers(id: string): Promise<HandoversDoc> {
-    const doc = await new AtomicJsonFile(this.handoversFile(id), isHandoversDoc).read();
-    return { version: 1, handovers: dict(doc?.handovers ?? {}) };
+  async readHandovers(id: string): Promise<Record<string, Handover>> {
+    const doc = await new AtomicJsonFile(this.file(id, 'handovers.json'), isHandoversDoc).read();
+    return dict(doc?.handovers ?? {});
   }
 
-  /** Locked read-modify-write of handovers.json; `fn` returns whether to write. */
-  async updateHandovers<R>(id: string, fn: (doc: HandoversDoc) => { write: boolean; result: R }): Promise<R> {
+  async writeHandovers(id: string, handovers: Record<string, Handover>): Promise<void> {
+    await this.write(id, 'handovers.json', JSON.stringify({ version: 1, handovers } satisfies HandoversDoc));
+  }
+
+  async readConversations(id: string): Promise<Record<string, Conversation>> {
+    const doc = await new AtomicJsonFile(this.file(id, 'conversations.json'), isConversationsDoc).read();
+    return dict(doc?.conversations ?? {});
+  }
+
+  /** Positions: losing the last few in a crash only restarts those chats, so no fsync. */
+  async writeConversations(id: string, conversations: Record<string, Conversation>): Promise<void> {
     await ensureDir(this.dir(id));
-    const file = this.handoversFile(id);
-    return withFileLock(file, async () => {
-      const doc = await this.readHandovers(id);
-      const { write, result } = fn(doc);
-      if (write) await writeFileAtomic(file, JSON.stringify(doc));
-      return result;
-    });
+    await writeFileAtomic(this.file(id, 'conversations.json'), JSON.stringify({ version: 1, conversations } satisfies ConversationsDoc), { durable: false });
   }
 
-  /** Removes the open handovers of `phone`; returns them (empty when none was open). */
-  async releaseHandover(id: string, phone: string, now: number): Promise<Handover[]> {
-    return this.updateHandovers(id, (doc) => {
-      const released: Handover[] = [];
-      let removed = 0;
-      for (const [chatId, h] of Object.entries(doc.handovers)) {
-        if (h.phone !== phone) continue;
-        delete doc.handovers[chatId];
-        removed++;
-        // An expired one goes too, but does not count as released.
-        if (isOpen(h, now)) released.push(h);
-      }
-      return { write: removed > 0, result: released };
-    });
-  }
-
-  async readConversations(id: string): Promise<ConversationsDoc> {
-    const doc = await new AtomicJsonFile(this.conversationsFile(id), isConversationsDoc).read();
-    return { version: 1, conversations: dict(doc?.conversations ?? {}) };
-  }
-
-  /** Only the daemon writes conversations.json; atomic, no cross-process lock needed. */
-  async writeConversations(id: string, doc: ConversationsDoc): Promise<void> {
-    await writeFileAtomic(this.conversationsFile(id), JSON.stringify(doc));
+  async removeInstance(id: string): Promise<void> {
+    await rm(this.dir(id), { recursive: true, force: true });
   }
 }

@@ -1,11 +1,10 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { ERROR_STATUS } from '../domain/errors.js';
-import type { Gauges, MetricsSink } from '../domain/metrics.js';
+import { isErrorCode } from '../domain/errors.js';
+import type { MetricsSink } from './sink.js';
 import type { ConnectionStatus } from '../domain/types.js';
 
-/** What the collectors read at scrape time; functions, so later replacements are seen. */
+/** What the collectors read at scrape time. */
 export interface MetricsSources {
-  gauges(): Gauges;
   connectionStatuses(): Iterable<ConnectionStatus>;
 }
 
@@ -13,6 +12,8 @@ export interface GatewayMetrics {
   /** A registry of this daemon alone: several daemons in one process never share counters. */
   registry: Registry;
   sink: MetricsSink;
+  /** A gauge a feature provides, read at scrape time. */
+  addGauge(name: string, help: string, read: () => number): void;
 }
 
 const CONNECTION_STATUSES: readonly ConnectionStatus[] = ['initializing', 'qr_code_generated', 'connected', 'disconnected'];
@@ -21,7 +22,7 @@ const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIO
 /** Label values come from a closed set, so a hostile client cannot grow the series count. */
 function errorCodeLabel(code: string | undefined): string {
   if (code === undefined) return '';
-  return Object.hasOwn(ERROR_STATUS, code) ? code : 'OTHER';
+  return isErrorCode(code) ? code : 'OTHER';
 }
 
 function methodLabel(method: string): string {
@@ -64,14 +65,6 @@ export function createGatewayMetrics(sources: MetricsSources, options: { default
     registers,
   });
   new Gauge({
-    name: 'gateway_outbox_depth',
-    help: 'Webhook deliveries waiting to be delivered (pending or retrying).',
-    registers,
-    collect() {
-      this.set(sources.gauges().outboxDepth());
-    },
-  });
-  new Gauge({
     name: 'gateway_connections',
     help: 'WhatsApp connections (one per instance) by connection status.',
     labelNames: ['status'] as const,
@@ -103,5 +96,15 @@ export function createGatewayMetrics(sources: MetricsSources, options: { default
       duration.observe({ method: m, route }, ms / 1000);
     },
   };
-  return { registry, sink };
+  const addGauge = (name: string, help: string, read: () => number): void => {
+    new Gauge({
+      name,
+      help,
+      registers,
+      collect() {
+        this.set(read());
+      },
+    });
+  };
+  return { registry, sink, addGauge };
 }

@@ -2,11 +2,11 @@ import type { Logger } from 'pino';
 import type { ConnectionManager } from '../connection/manager.js';
 import type { StatusChange } from '../connection/types.js';
 import type { Clock } from '../domain/clock.js';
-import type { InstanceStatus } from '../domain/types.js';
+import type { InstanceRecord, InstanceStatus } from '../domain/types.js';
 import type { EventBus } from '../events/bus.js';
 import type { InstanceStore } from '../store/instances.js';
 import type { CreditLedger } from './credit-ledger.js';
-import { effectiveStatus, isPremium } from './rules.js';
+import { effectiveStatus, isPremium, quotaRemaining } from './rules.js';
 
 export interface StatusReporterDeps {
   instances: InstanceStore;
@@ -15,72 +15,131 @@ export interface StatusReporterDeps {
   bus: EventBus;
   clock: Clock;
   logger: Logger;
+  /** No daemon runs (a CLI command): connections are not open, status shows `disconnected`. */
+  offline: boolean;
 }
 
+/** How the API shows an instance's status and plan. */
+export interface StatusView {
+  instanceId: string;
+  status: InstanceStatus;
+  reason: string | null;
+  premium: boolean;
+  premiumUntil: string | null;
+  credits: number;
+  quotaRemaining: string;
+}
+
+const PREMIUM_LAPSED = 'premium expired and no credits remain';
+/** Node's timers cap at about 24.8 days; a later expiry re-arms when this fires. */
+const MAX_TIMER_MS = 2_147_483_647;
+
 /**
- * Publishes `instance.status` with the status the API shows: the connection's, or
- * `requires_premium` while premium has lapsed and no credits remain. Connection changes arrive
- * through `connectionChanged`; plan changes (premium running out, credits or premium granted) are
- * noticed by a check every `intervalMs`, which only looks at instances whose premium has lapsed.
+ * The status the API shows (the connection's, or `requires_premium` while premium lapsed and no
+ * credits remain), and `instance.status` when it changes: once per change, logged once. A
+ * connection retrying in the background does not change it (it stays `disconnected`). Plan changes
+ * are noticed when they happen (`planChanged`) and at the next premium expiry (one timer).
  */
 export class StatusReporter {
   private readonly last = new Map<string, InstanceStatus>();
   private timer: NodeJS.Timeout | null = null;
-  private checking = false;
+  private running = false;
 
   constructor(private readonly deps: StatusReporterDeps) {}
 
-  start(intervalMs = 1000): void {
-    this.timer = setInterval(() => void this.checkPlans(), intervalMs);
-    this.timer.unref();
+  start(): void {
+    this.running = true;
+    for (const record of this.deps.instances.list()) this.last.set(record.id, this.current(record));
+    this.arm();
   }
 
   stop(): void {
-    if (this.timer) clearInterval(this.timer);
+    this.running = false;
+    if (this.timer) clearTimeout(this.timer);
     this.timer = null;
   }
 
+  /** The status and plan of one instance as the API shows them. */
+  view(record: InstanceRecord): StatusView {
+    const now = this.deps.clock.now();
+    const credits = this.deps.ledger.balance(record.id);
+    const connection = this.deps.manager.get(record.id)?.connection;
+    const offline = this.deps.offline && !connection;
+    const status = effectiveStatus(record, credits, now, connection?.status ?? (offline ? 'disconnected' : 'initializing'));
+    return {
+      instanceId: record.id,
+      status,
+      reason: status === 'requires_premium' ? PREMIUM_LAPSED : (connection?.reason ?? (offline ? 'the daemon is not running' : null)),
+      premium: isPremium(record, now),
+      premiumUntil: record.premiumUntil,
+      credits,
+      quotaRemaining: quotaRemaining(record, credits, now),
+    };
+  }
+
+  private current(record: InstanceRecord): InstanceStatus {
+    return this.view(record).status;
+  }
+
+  /** A connection reported a change of its own status. */
   connectionChanged(id: string, change: StatusChange): void {
-    if (!this.last.has(id)) this.last.set(id, change.from);
     void this.evaluate(id, change.reason ?? null);
   }
 
-  /** Re-evaluates instances whose plan may have changed status. */
-  async checkPlans(): Promise<void> {
-    if (this.checking) return;
-    this.checking = true;
-    try {
-      const now = this.deps.clock.now();
-      for (const entry of this.deps.manager.all()) {
-        const record = entry.record;
-        const lapsed = record.premiumUntil !== null && !isPremium(record, now);
-        if (lapsed || this.last.get(record.id) === 'requires_premium') await this.evaluate(record.id, null);
-      }
-      // Deleted instances leave nothing behind.
-      for (const id of this.last.keys()) if (!this.deps.manager.get(id)) this.last.delete(id);
-    } finally {
-      this.checking = false;
+  /** Premium or credits of `id` changed (granted, added, spent to zero): re-evaluate now. */
+  planChanged(id: string): void {
+    void this.evaluate(id, null);
+    this.arm();
+  }
+
+  /** The instance is gone. */
+  forget(id: string): void {
+    this.last.delete(id);
+  }
+
+  /** One timer for the earliest premium expiry still ahead. */
+  private arm(): void {
+    if (!this.running) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    const now = this.deps.clock.now();
+    let next = Number.POSITIVE_INFINITY;
+    for (const r of this.deps.instances.list()) {
+      const until = r.premiumUntil === null ? NaN : Date.parse(r.premiumUntil);
+      if (until > now) next = Math.min(next, until);
     }
+    if (!Number.isFinite(next)) return;
+    this.timer = setTimeout(() => this.expired(), Math.min(MAX_TIMER_MS, next - now + 5));
+    this.timer.unref();
+  }
+
+  private expired(): void {
+    this.timer = null;
+    const now = this.deps.clock.now();
+    for (const r of this.deps.instances.list()) {
+      if (r.premiumUntil !== null && !isPremium(r, now)) void this.evaluate(r.id, null);
+    }
+    this.arm();
   }
 
   private async evaluate(id: string, connectionReason: string | null): Promise<void> {
     try {
-      const { instances, ledger, manager, clock, bus } = this.deps;
+      const { instances, clock, bus, logger } = this.deps;
       const record = instances.get(id);
-      const connection = manager.get(id)?.connection;
-      if (!record || !connection) return;
-      const now = clock.now();
-      const balance = record.premiumUntil !== null && !isPremium(record, now) ? await ledger.balance(id) : 1;
-      const to = effectiveStatus(record, balance, now, connection.status);
-      const from = this.last.get(id) ?? connection.status;
-      if (from === to) return;
+      if (!record) return;
+      const view = this.view(record);
+      const to = view.status;
+      const from = this.last.get(id);
       this.last.set(id, to);
+      if (from === undefined || from === to) return;
+      const now = clock.now();
       const reason =
         to === 'requires_premium'
-          ? 'premium expired and no credits remain'
+          ? PREMIUM_LAPSED
           : from === 'requires_premium'
             ? (connectionReason ?? (isPremium(record, now) ? 'premium granted' : 'credits added'))
-            : connectionReason;
+            : (connectionReason ?? view.reason);
+      logger.info({ instanceId: id, from, to, reason }, 'instance status');
       await bus.publish({ type: 'instance.status', instanceId: id, timestamp: new Date(now).toISOString(), data: { from, to, reason } });
     } catch (err) {
       this.deps.logger.error({ err, instanceId: id }, 'could not report an instance status change');

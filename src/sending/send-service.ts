@@ -3,10 +3,10 @@ import type { ConnectionManager } from '../connection/manager.js';
 import type { Outgoing } from '../connection/types.js';
 import type { Clock } from '../domain/clock.js';
 import { GatewayError } from '../domain/errors.js';
+import type { MetricsSink } from '../metrics/sink.js';
 import type { CreditLedger, CreditHold } from '../plans/credit-ledger.js';
 import { isPremium, requiresPremium } from '../plans/rules.js';
 import type { InstanceStore } from '../store/instances.js';
-import type { MetricsSink } from '../domain/metrics.js';
 
 export interface SendResult {
   messageId: string;
@@ -19,16 +19,21 @@ export interface SendDeps {
   manager: ConnectionManager;
   clock: Clock;
   logger: Logger;
+  metrics: MetricsSink;
   /** Show typing presence before each message (config sending.typing). */
   typing?: boolean;
-  /** Read at each send, so a metrics plugin can replace it after start. */
-  metrics: MetricsSink;
+  /** The plan of `id` changed (its last credit was spent). */
+  planChanged?: (id: string) => void;
 }
 
+const PREMIUM_LAPSED = 'premium has expired and no credits remain; renew premium or add credits';
+
 /**
- * Sends one message under the plan rules, in DESIGN.md's order after input checks: plan (403),
- * connection (503), rate limits (429). A credit is reserved before sending, debited durably after
- * the send succeeded and before the caller answers 200, and released if the send failed.
+ * Sends one message under the plan rules, in DESIGN.md's order after input checks: plan (403;
+ * a credit's hold is stored here, 503 STORAGE_UNAVAILABLE if it cannot be), connection (503), rate
+ * limits (429). The held credit is debited durably after the send succeeded and before the caller
+ * answers 200, and released if the send failed. Every send kind goes through here, paced by the
+ * instance's anti-ban queue.
  */
 export class SendService {
   constructor(private readonly deps: SendDeps) {}
@@ -46,36 +51,31 @@ export class SendService {
     }
   }
 
-  private async sendUnobserved(instanceId: string, message: Outgoing): Promise<SendResult> {
-    const { instances, ledger, manager, clock } = this.deps;
+  /** Plan checks without sending: 403 when the instance could not send now (free actions skip this). */
+  private async reserve(instanceId: string): Promise<CreditHold | null> {
+    const { instances, ledger, clock } = this.deps;
     const record = instances.get(instanceId);
-    const entry = manager.get(instanceId);
-    if (!record || !entry) throw new GatewayError('UNAUTHORIZED', 'unknown instance');
+    if (!record) throw new GatewayError('UNAUTHORIZED', 'unknown instance');
     const now = clock.now();
+    if (isPremium(record, now)) return null;
+    if (requiresPremium(record, ledger.available(instanceId), now)) throw new GatewayError('PREMIUM_REQUIRED', PREMIUM_LAPSED);
+    const hold = await ledger.hold(instanceId);
+    if (hold) return hold;
+    if (record.premiumUntil !== null) throw new GatewayError('PREMIUM_REQUIRED', PREMIUM_LAPSED);
+    throw new GatewayError('QUOTA_EXHAUSTED', 'no credits left; add credits or grant premium');
+  }
 
-    let hold: CreditHold | null = null;
-    if (!isPremium(record, now)) {
-      const balance = await ledger.balance(instanceId);
-      if (requiresPremium(record, balance, now)) {
-        throw new GatewayError('PREMIUM_REQUIRED', 'premium has expired and no credits remain; renew premium or add credits');
-      }
-      hold = await ledger.hold(instanceId);
-      if (!hold) {
-        if (record.premiumUntil !== null) throw new GatewayError('PREMIUM_REQUIRED', 'premium has expired and no credits remain; renew premium or add credits');
-        throw new GatewayError('QUOTA_EXHAUSTED', 'no credits left; add credits or grant premium');
-      }
-    }
-
+  private async sendUnobserved(instanceId: string, message: Outgoing): Promise<SendResult> {
+    let hold = await this.reserve(instanceId);
     try {
-      const status = entry.connection.status;
-      if (status !== 'connected') {
-        throw new GatewayError('CONNECTION_NOT_READY', `instance is ${status}, not connected`);
-      }
+      const entry = this.deps.manager.get(instanceId);
+      const status = entry?.connection.status ?? 'disconnected';
+      if (!entry || status !== 'connected') throw new GatewayError('CONNECTION_NOT_READY', `instance is ${status}, not connected`);
       entry.rate.take();
       const { messageId } = await entry.queue.run(async () => {
         if (this.deps.typing && entry.connection.sendPresence) {
           // A short "typing..." before the message, as a person would; failures do not block it.
-          await entry.connection.sendPresence(message.phone, 'composing').catch(() => undefined);
+          await entry.connection.sendPresence(message.to, 'composing').catch(() => undefined);
         }
         return entry.connection.send(message);
       });
@@ -83,6 +83,7 @@ export class SendService {
       const settled = hold;
       hold = null;
       const balanceAfter = await settled.commit();
+      if (balanceAfter === 0) this.deps.planChanged?.(instanceId);
       return { messageId, quotaRemaining: String(balanceAfter) };
     } finally {
       hold?.release();

@@ -6,6 +6,18 @@ import { dirname, basename, join } from 'node:path';
 export const FILE_MODE = 0o600;
 export const DIR_MODE = 0o700;
 
+/**
+ * Checked right before every commit (rename, create): throws when this process no longer holds the
+ * data dir lock (it stalled and another process took over), so it never writes what it read
+ * before. Set by whoever takes the data dir lock (the daemon, a CLI command); unset in tests that
+ * use a store without a lock.
+ */
+let writeGuard: (() => void) | null = null;
+
+export function setWriteGuard(guard: (() => void) | null): void {
+  writeGuard = guard;
+}
+
 function tempPath(file: string): string {
   return join(dirname(file), `.${basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
 }
@@ -36,6 +48,7 @@ export async function writeFileAtomic(file: string, data: string | Uint8Array, o
   }
   await handle.close();
   try {
+    writeGuard?.();
     await rename(tmp, file);
   } catch (err) {
     await rm(tmp, { force: true });
@@ -49,6 +62,7 @@ export async function writeFileAtomic(file: string, data: string | Uint8Array, o
  * resolves nobody has been told the file exists, and a reader must treat a torn one as absent.
  */
 export async function createFileDurable(file: string, data: string | Uint8Array): Promise<void> {
+  writeGuard?.();
   const handle = await open(file, 'wx', FILE_MODE);
   try {
     await handle.writeFile(data);

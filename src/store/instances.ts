@@ -1,56 +1,20 @@
-import { statSync } from 'node:fs';
+import type { Low } from 'lowdb';
 import { DAY_MS, type Clock } from '../domain/clock.js';
-import { UserError } from '../domain/errors.js';
-import { WEBHOOK_EVENTS, type InstanceRecord, type WebhookSettings } from '../domain/types.js';
+import { GatewayError, storageError } from '../domain/errors.js';
+import type { InstanceRecord, InstancesDoc, WebhookSettings } from '../domain/types.js';
+import { matches } from '../schemas/check.js';
+import { InstancesDocSchema } from '../schemas/instance.js';
 import { ensureDir } from './atomic-write.js';
 import { openLow, type AtomicJsonFile } from './json-file.js';
-import { withFileLock } from './lock.js';
 import { storePaths, type StorePaths } from './paths.js';
 import { generateApiKey, generateInstanceId, hashSecret } from './secrets.js';
-import type { Low } from 'lowdb';
-import { isRecord } from '../domain/guards.js';
-
-/** The cold store file: instances, their key hashes and which owners have had their trial. */
-export interface InstancesDoc {
-  version: 1;
-  instances: Record<string, InstanceRecord>;
-  /** Owners whose first instance already received the trial. */
-  owners: Record<string, { trialInstanceId: string; trialGrantedAt: string }>;
-}
 
 export const DEFAULT_OWNER = 'default';
 
+/** Longest premium grant in one go (about 100 years): dates stay far inside what Date can hold. */
+export const MAX_PREMIUM_DAYS = 36_500;
 
-function isWebhook(v: unknown): v is WebhookSettings | null {
-  if (v === null) return true;
-  if (!isRecord(v) || typeof v.url !== 'string') return false;
-  if (!(v.secret === null || typeof v.secret === 'string')) return false;
-  return v.events === null || (Array.isArray(v.events) && v.events.every((e) => (WEBHOOK_EVENTS as readonly unknown[]).includes(e)));
-}
-
-function isInstance(v: unknown): v is InstanceRecord {
-  return (
-    isRecord(v) &&
-    typeof v.id === 'string' &&
-    typeof v.name === 'string' &&
-    typeof v.owner === 'string' &&
-    typeof v.sandbox === 'boolean' &&
-    typeof v.keyHash === 'string' &&
-    typeof v.createdAt === 'string' &&
-    (v.premiumUntil === null || typeof v.premiumUntil === 'string') &&
-    isWebhook(v.webhook)
-  );
-}
-
-export function isInstancesDoc(v: unknown): v is InstancesDoc {
-  return (
-    isRecord(v) &&
-    v.version === 1 &&
-    isRecord(v.instances) &&
-    Object.values(v.instances).every(isInstance) &&
-    isRecord(v.owners)
-  );
-}
+const isInstancesDoc = (v: unknown): v is InstancesDoc => matches(InstancesDocSchema, v);
 
 /** lowdb hands back plain objects; re-home the maps in null-prototype objects. */
 function normalise(doc: InstancesDoc): InstancesDoc {
@@ -62,6 +26,10 @@ function normalise(doc: InstancesDoc): InstancesDoc {
 function emptyDoc(): InstancesDoc {
   // Null-prototype maps: ids such as "__proto__" are then ordinary (and absent) keys.
   return { version: 1, instances: Object.create(null), owners: Object.create(null) };
+}
+
+function copy(doc: InstancesDoc): InstancesDoc {
+  return normalise(structuredClone(doc));
 }
 
 export interface CreateInstanceInput {
@@ -80,15 +48,15 @@ export interface CreatedInstance {
 }
 
 /**
- * Instances and keys, in one lowdb JSON file. Every change is a read-modify-write inside the
- * cross-process lock, reading the file fresh, so concurrent CLI processes and the daemon never
- * lose each other's updates.
+ * Instances and keys, in one lowdb JSON file (instances.json). One process writes it at a time:
+ * the daemon while it runs, else the CLI command holding the data dir lock; so the loaded document
+ * is the truth and is never re-read. Updates run one at a time on a copy, which replaces the loaded
+ * document only once the write is on disk.
  */
 export class InstanceStore {
   readonly paths: StorePaths;
   private readonly db: Low<InstancesDoc>;
   private readonly adapter: AtomicJsonFile<InstancesDoc>;
-  private fileIdentity = '';
   private queue: Promise<void> = Promise.resolve();
 
   constructor(
@@ -102,10 +70,16 @@ export class InstanceStore {
     this.adapter = adapter;
   }
 
-  /**
-   * Loads and updates of one store run one at a time: a reload that replaced the document while an
-   * update was between its read and its write would make that write drop the update.
-   */
+  /** Reads the file; a corrupt one throws STORE_CORRUPT and is left untouched. */
+  async load(): Promise<InstancesDoc> {
+    this.db.data = normalise((await this.adapter.read()) ?? emptyDoc());
+    return this.db.data;
+  }
+
+  get data(): InstancesDoc {
+    return this.db.data;
+  }
+
   private serial<R>(fn: () => Promise<R>): Promise<R> {
     const run = this.queue.then(fn, fn);
     this.queue = run.then(
@@ -115,65 +89,60 @@ export class InstanceStore {
     return run;
   }
 
-  /** Reads the file (fails on a corrupt one) and remembers which version of it is loaded. */
-  async load(): Promise<InstancesDoc> {
+  /** Read-modify-write on a copy; `fn` may throw to abort without writing. */
+  async update<R>(fn: (doc: InstancesDoc) => R | Promise<R>): Promise<R> {
     return this.serial(async () => {
-      const identity = this.currentIdentity();
-      this.db.data = normalise((await this.adapter.read()) ?? emptyDoc());
-      this.fileIdentity = identity;
-      return this.db.data;
+      const doc = copy(this.db.data);
+      const result = await fn(doc);
+      try {
+        await ensureDir(this.paths.dataDir);
+        await this.adapter.write(doc);
+      } catch (err) {
+        throw storageError(err, 'instances.json');
+      }
+      this.db.data = doc;
+      return result;
     });
   }
 
-  /** The loaded document (call load() first). */
-  get data(): InstancesDoc {
-    return this.db.data;
-  }
-
-  /** True when the file on disk is not the version we loaded (another process wrote it). */
-  changedOnDisk(): boolean {
-    return this.currentIdentity() !== this.fileIdentity;
-  }
-
-  private currentIdentity(): string {
-    try {
-      const s = statSync(this.paths.instances);
-      return `${s.ino}:${s.size}:${s.mtimeMs}`;
-    } catch {
-      return 'missing';
-    }
-  }
-
-  /**
-   * Locked read-modify-write of a fresh copy of the file; the loaded document is replaced only once
-   * the write is done. `fn` may throw to abort without writing.
-   */
-  async update<R>(fn: (doc: InstancesDoc) => R | Promise<R>): Promise<R> {
-    await ensureDir(this.paths.dataDir);
-    return this.serial(() =>
-      withFileLock(this.paths.instances, async () => {
-        const doc = normalise((await this.adapter.read()) ?? emptyDoc());
-        const result = await fn(doc);
-        await this.adapter.write(doc);
-        this.db.data = doc;
-        this.fileIdentity = this.currentIdentity();
-        return result;
-      }),
-    );
-  }
-
+  /** An instance in service (one being deleted is not). */
   get(id: string): InstanceRecord | undefined {
+    const record = this.getAny(id);
+    return record?.deleting ? undefined : record;
+  }
+
+  /** Also an instance whose deletion was interrupted. */
+  getAny(id: string): InstanceRecord | undefined {
     return Object.hasOwn(this.db.data.instances, id) ? this.db.data.instances[id] : undefined;
   }
 
+  /** Every instance in service, oldest first (ties by id). */
   list(): InstanceRecord[] {
-    return Object.values(this.db.data.instances);
+    return Object.values(this.db.data.instances)
+      .filter((r) => !r.deleting)
+      .sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id));
+  }
+
+  /** Instances whose deletion was interrupted (a crash, a full disk): start-up finishes them. */
+  deleting(): InstanceRecord[] {
+    return Object.values(this.db.data.instances).filter((r) => r.deleting);
+  }
+
+  get size(): number {
+    return this.list().length;
+  }
+
+  /** The record or NOT_FOUND. */
+  require(id: string): InstanceRecord {
+    const record = this.get(id);
+    if (!record) throw new GatewayError('NOT_FOUND', `no instance with id ${JSON.stringify(id.slice(0, 60))}`);
+    return record;
   }
 
   /**
    * Creates an instance, granting the owner's trial if this is their first. `beforeWrite` runs
-   * inside the lock before the record is written (the hot credit file goes first, so a crash
-   * never leaves an instance without the credits it was created with).
+   * before the record is written (the credit file goes first, so a crash never leaves an instance
+   * without the credits it was created with).
    */
   async create(input: CreateInstanceInput, beforeWrite?: (id: string) => Promise<void>): Promise<CreatedInstance> {
     const apiKey = generateApiKey();
@@ -184,7 +153,7 @@ export class InstanceStore {
       while (Object.hasOwn(doc.instances, id)) id = generateInstanceId();
       const trialGranted = !Object.hasOwn(doc.owners, owner) && this.trialDays > 0;
       let premiumMs = trialGranted ? this.trialDays * DAY_MS : 0;
-      premiumMs += (input.premiumDays ?? 0) * DAY_MS;
+      premiumMs += Math.min(input.premiumDays ?? 0, MAX_PREMIUM_DAYS) * DAY_MS;
       const record: InstanceRecord = {
         id,
         name: input.name?.trim() || id,
@@ -204,11 +173,11 @@ export class InstanceStore {
     });
   }
 
-  /** Applies `fn` to one instance inside the lock; unknown ids are a UserError. */
+  /** Applies `fn` to one instance; unknown ids are NOT_FOUND. */
   async modify(id: string, fn: (record: InstanceRecord) => void): Promise<InstanceRecord> {
     return this.update((doc) => {
-      const record = Object.hasOwn(doc.instances, id) ? doc.instances[id] : undefined;
-      if (!record) throw new UserError(`no instance with id ${JSON.stringify(id)}`, 4);
+      const record = Object.hasOwn(doc.instances, id) && !doc.instances[id]!.deleting ? doc.instances[id] : undefined;
+      if (!record) throw new GatewayError('NOT_FOUND', `no instance with id ${JSON.stringify(id.slice(0, 60))}`);
       fn(record);
       return record;
     });
@@ -224,10 +193,15 @@ export class InstanceStore {
 
   /** Extends premium by `days` from now, or from the current end if it lies in the future. */
   async grantPremium(id: string, days: number): Promise<InstanceRecord> {
+    if (!Number.isInteger(days) || days < 1 || days > MAX_PREMIUM_DAYS) {
+      throw new GatewayError('INVALID_FIELD', `days: expected a whole number from 1 to ${MAX_PREMIUM_DAYS}`);
+    }
     const now = this.clock.now();
     return this.modify(id, (r) => {
       const current = r.premiumUntil ? Date.parse(r.premiumUntil) : 0;
-      r.premiumUntil = new Date(Math.max(now, current) + days * DAY_MS).toISOString();
+      const until = Math.max(now, current) + days * DAY_MS;
+      // Repeated grants could still add up past what a date can hold: cap at 10,000 years.
+      r.premiumUntil = new Date(Math.min(until, now + 3_650_000 * DAY_MS)).toISOString();
     });
   }
 
@@ -237,10 +211,20 @@ export class InstanceStore {
     });
   }
 
+  /** Takes an instance out of service: from now on it is unknown to every route. */
+  async markDeleting(id: string): Promise<InstanceRecord> {
+    return this.update((doc) => {
+      const record = Object.hasOwn(doc.instances, id) ? doc.instances[id] : undefined;
+      if (!record) throw new GatewayError('NOT_FOUND', `no instance with id ${JSON.stringify(id.slice(0, 60))}`);
+      record.deleting = true;
+      return record;
+    });
+  }
+
   async remove(id: string): Promise<InstanceRecord> {
     return this.update((doc) => {
       const record = Object.hasOwn(doc.instances, id) ? doc.instances[id] : undefined;
-      if (!record) throw new UserError(`no instance with id ${JSON.stringify(id)}`, 4);
+      if (!record) throw new GatewayError('NOT_FOUND', `no instance with id ${JSON.stringify(id.slice(0, 60))}`);
       delete doc.instances[id];
       return record;
     });

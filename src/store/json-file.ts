@@ -1,17 +1,15 @@
 import { readFile } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
 import { Low, type Adapter } from 'lowdb';
-import { UserError, errorMessage } from '../domain/errors.js';
+import { GatewayError, errorMessage } from '../domain/errors.js';
 import { writeFileAtomic } from './atomic-write.js';
 
 /** A store file that will not parse. It is never overwritten: the user must fix or restore it. */
-export class CorruptStoreError extends UserError {
-  readonly file: string;
-  constructor(file: string, detail: string) {
-    super(`${file}: store file is corrupt (${detail}); the gateway refuses to start or write until it is fixed or restored from a backup, and left it untouched`, 3);
-    this.name = 'CorruptStoreError';
-    this.file = file;
-  }
+export function corruptStore(file: string, detail: string): GatewayError {
+  return new GatewayError(
+    'STORE_CORRUPT',
+    `${file}: store file is corrupt (${detail}); the gateway refuses to start or write until it is fixed or restored from a backup, and left it untouched`,
+  );
 }
 
 function parse<T>(file: string, text: string, check: (v: unknown) => v is T): T {
@@ -19,10 +17,14 @@ function parse<T>(file: string, text: string, check: (v: unknown) => v is T): T 
   try {
     value = JSON.parse(text);
   } catch (err) {
-    throw new CorruptStoreError(file, errorMessage(err));
+    throw corruptStore(file, errorMessage(err));
   }
-  if (!check(value)) throw new CorruptStoreError(file, 'unexpected shape');
+  if (!check(value)) throw corruptStore(file, 'unexpected shape');
   return value;
+}
+
+function unreadable(file: string, err: unknown): GatewayError {
+  return new GatewayError('STORE_CORRUPT', `${file}: cannot read (${errorMessage(err)})`);
 }
 
 /**
@@ -41,7 +43,7 @@ export class AtomicJsonFile<T> implements Adapter<T> {
       text = await readFile(this.file, 'utf8');
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
-      throw new UserError(`${this.file}: cannot read (${errorMessage(err)})`, 3);
+      throw unreadable(this.file, err);
     }
     return parse(this.file, text, this.check);
   }
@@ -52,7 +54,7 @@ export class AtomicJsonFile<T> implements Adapter<T> {
       text = readFileSync(this.file, 'utf8');
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
-      throw new UserError(`${this.file}: cannot read (${errorMessage(err)})`, 3);
+      throw unreadable(this.file, err);
     }
     return parse(this.file, text, this.check);
   }

@@ -11,7 +11,11 @@ export function storePaths(dataDir: string) {
     outboxDir: join(dataDir, 'outbox'),
     authDir: join(dataDir, 'auth'),
     flowsDir: join(dataDir, 'flows'),
-    daemonLock: join(dataDir, 'daemon'),
+    messagesDir: join(dataDir, 'messages'),
+    mediaDir: join(dataDir, 'media'),
+    /** The data dir lock: held by the daemon, or by a CLI command while no daemon runs. */
+    lock: join(dataDir, 'daemon.lock'),
+    daemonInfo: join(dataDir, 'daemon.json'),
     controlSocket: join(dataDir, 'control.sock'),
   };
 }

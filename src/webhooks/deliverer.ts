@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import type { GatewayConfig } from '../config/schema.js';
 import type { Clock } from '../domain/clock.js';
 import { errorMessage } from '../domain/errors.js';
-import type { MetricsSink } from '../domain/metrics.js';
+import type { MetricsSink } from '../metrics/sink.js';
 import type { InstanceRecord } from '../domain/types.js';
 import type { EventConsumer, GatewayEvent } from '../events/types.js';
 import { retryDelay } from './backoff.js';
@@ -26,8 +26,7 @@ export interface DelivererOptions {
   random: () => number;
   resolver: Resolver;
   logger: Logger;
-  /** Read at every attempt: the metrics plugin may replace the sink after we start. */
-  metrics: () => MetricsSink;
+  metrics: MetricsSink;
   userAgent: string;
   /** How long stop() lets attempts in flight finish before aborting them. */
   stopGraceMs: number;
@@ -80,12 +79,14 @@ export class WebhookDeliverer implements EventConsumer {
     this.kick();
   }
 
-  /** A CLI redelivery nudge. */
-  async requeued(instanceId: string, deliveryId: string): Promise<void> {
-    if (await this.outbox.adopt(instanceId, deliveryId)) {
+  /** Queues a finished delivery again (same webhook-id); see Outbox.requeue. */
+  async redeliver(instanceId: string, deliveryId: string): ReturnType<Outbox['requeue']> {
+    const result = await this.outbox.requeue(instanceId, deliveryId);
+    if (result.outcome === 'requeued') {
       this.options.logger.info({ instanceId, deliveryId }, 'webhook delivery re-queued');
       this.kick();
     }
+    return result;
   }
 
   pendingCount(): number {
@@ -189,7 +190,7 @@ export class WebhookDeliverer implements EventConsumer {
       lastStatus: result.status,
       lastError: result.ok ? null : result.error,
     };
-    const metrics = this.options.metrics();
+    const metrics = this.options.metrics;
     const log = { instanceId: q.instanceId, deliveryId: record.id, type: record.type, attempt: next.attempts, target, status: result.status };
     if (result.ok) {
       Object.assign(next, { status: 'delivered', deliveredAt: new Date(endedAt).toISOString(), finishedAt: new Date(endedAt).toISOString(), nextAttemptAt: null });

@@ -5,9 +5,8 @@ import type { Clock } from '../domain/clock.js';
 import { errorMessage } from '../domain/errors.js';
 import type { GatewayEvent } from '../events/types.js';
 import { ensureDir } from '../store/atomic-write.js';
-import { withFileLock } from '../store/lock.js';
 import { isInstanceId } from '../store/paths.js';
-import { newDeliveryId, newDeliveryRecord, type DeliveryRecord } from './delivery-record.js';
+import { isDeliveryId, newDeliveryId, newDeliveryRecord, type DeliveryRecord } from './delivery-record.js';
 import { InstanceQueue, type PendingDelivery } from './instance-queue.js';
 import { createDelivery, outboxPaths, readDelivery, readInstanceDeliveries, writeDelivery, type OutboxPaths } from './outbox-files.js';
 
@@ -93,7 +92,8 @@ export class Outbox {
   /** Loads every known instance's pending deliveries (to resume) and history (to bound it). */
   async load(): Promise<void> {
     await ensureDir(this.paths.root);
-    await ensureDir(this.paths.requestsDir);
+    // Nudges of the CLI before it went through the daemon: their deliveries load as pending anyway.
+    await rm(this.paths.requestsDir, { recursive: true, force: true });
     const now = this.options.clock.now();
     for (const name of await readdir(this.paths.root)) {
       if (!isInstanceId(name)) continue;
@@ -210,8 +210,7 @@ export class Outbox {
 
   /**
    * Deletes the oldest finished deliveries past historyPerInstance, in batches (once the history
-   * is 10 % over the limit) under one lock of the instance's outbox: the CLI may have just
-   * re-queued one, which is then adopted instead of deleted.
+   * is 10 % over the limit).
    */
   private async pruneHistory(q: InstanceQueue): Promise<void> {
     const limit = this.options.historyPerInstance;
@@ -223,42 +222,54 @@ export class Outbox {
       ids.push(id);
     }
     try {
-      const requeued = await withFileLock(this.paths.instanceDir(q.instanceId), async () => {
-        const adopted: DeliveryRecord[] = [];
-        for (const id of ids) {
-          const file = this.paths.file(q.instanceId, id);
-          const r = await readDelivery(file);
-          if (r?.status === 'pending') adopted.push(r);
-          else await rm(file, { force: true });
-        }
-        return adopted;
-      });
-      for (const r of requeued) this.adoptRecord(q, r);
+      for (const id of ids) await rm(this.paths.file(q.instanceId, id), { force: true });
     } catch (err) {
       this.options.logger.warn({ instanceId: q.instanceId, count: ids.length, error: errorMessage(err) }, 'could not prune finished deliveries');
     }
   }
 
-  private adoptRecord(q: InstanceQueue, r: DeliveryRecord): boolean {
-    if (q.pending.has(r.id)) return false;
-    q.forgetFinished(r.id);
-    q.add(this.pendingOf(r, this.options.clock.now()));
-    return true;
-  }
-
-  /** A CLI redelivery: takes the re-queued file into the queue (at the back of its lane). */
-  async adopt(instanceId: string, deliveryId: string): Promise<boolean> {
-    if (!this.options.instanceExists(instanceId)) return false;
-    const r = await this.read(instanceId, deliveryId);
-    if (r?.status !== 'pending' || r.instanceId !== instanceId) return false;
+  /**
+   * Puts a finished (usually failed) delivery back in the queue with the same webhook-id, at the
+   * back of its lane; a pending one is left as it is.
+   */
+  async requeue(instanceId: string, deliveryId: string): Promise<{ outcome: 'requeued' | 'already-pending'; record: DeliveryRecord } | { outcome: 'not-found' }> {
+    if (!isDeliveryId(deliveryId)) return { outcome: 'not-found' };
+    const record = await this.read(instanceId, deliveryId);
+    if (!record || record.instanceId !== instanceId) return { outcome: 'not-found' };
     const q = this.queueFor(instanceId);
-    this.dirsReady.add(instanceId);
-    const adopted = this.adoptRecord(q, r);
-    if (adopted) await this.enforceBound(q);
-    return adopted;
+    if (record.status === 'pending' || q.pending.has(deliveryId)) return { outcome: 'already-pending', record };
+    const iso = new Date(this.options.clock.now()).toISOString();
+    const requeued: DeliveryRecord = {
+      ...record,
+      seq: q.lastSeq + 1,
+      status: 'pending',
+      attempts: 0,
+      lastError: null,
+      lastStatus: null,
+      nextAttemptAt: iso,
+      deliveredAt: null,
+      finishedAt: null,
+      redeliveries: record.redeliveries + 1,
+    };
+    await writeDelivery(this.paths.file(instanceId, deliveryId), requeued);
+    q.forgetFinished(deliveryId);
+    q.add(this.pendingOf(requeued, this.options.clock.now()));
+    await this.enforceBound(q);
+    return { outcome: 'requeued', record: requeued };
   }
 
-  /** The instance was deleted: drop its queue (its files go with `instance delete`). */
+  /** Every stored delivery of an instance, in queue order. */
+  async list(instanceId: string): Promise<DeliveryRecord[]> {
+    return readInstanceDeliveries(this.paths, instanceId);
+  }
+
+  /** The instance is being deleted: drop its queue and remove its files. */
+  async removeInstance(instanceId: string): Promise<void> {
+    this.forget(instanceId);
+    await rm(this.paths.instanceDir(instanceId), { recursive: true, force: true });
+  }
+
+  /** The instance was deleted: drop its queue. */
   forget(instanceId: string): void {
     const q = this.queues.get(instanceId);
     if (!q) return;

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { formatReport, runDoctor } from '../../ops/doctor/index.js';
+import { formatReport, runDoctor } from '../../doctor/index.js';
 import { globals, output } from '../context.js';
 
 /** `gateway doctor [--json]`: checks the installation; exit 0 when every check passes, 1 otherwise. */

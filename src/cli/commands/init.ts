@@ -1,5 +1,10 @@
 import type { Command } from 'commander';
+import { loadConfig } from '../../config/load.js';
+import { dataDirHolder, lockDataDir, unlockDataDir } from '../../daemon/data-dir-lock.js';
 import { assertNotInitialised, initialiseDataDir, type InitAnswers } from '../../daemon/init.js';
+import { GatewayError } from '../../domain/errors.js';
+import { ensureDir } from '../../store/atomic-write.js';
+import { withApi } from '../api.js';
 import { globals, output, parsePort } from '../context.js';
 
 interface InitOptions {
@@ -15,12 +20,37 @@ function interactive(): boolean {
   return Boolean(process.stdin.isTTY && process.stdout.isTTY);
 }
 
+async function ask(answers: InitAnswers): Promise<void> {
+  const { confirm, input } = await import('@inquirer/prompts');
+  try {
+    answers.host ??= await input({ message: 'Address to listen on', default: '127.0.0.1' });
+    answers.port ??= Number(
+      await input({
+        message: 'Port',
+        default: '8080',
+        validate: (v) => (/^\d+$/.test(v) && Number(v) <= 65535 ? true : 'a port from 0 to 65535'),
+      }),
+    );
+    answers.allowPrivateTargets ??= await confirm({
+      message: 'Allow webhooks to loopback/private addresses (only for receivers on this host or LAN)?',
+      default: false,
+    });
+  } catch (err) {
+    // Ctrl-C at a prompt: nothing was written.
+    if (err instanceof Error && err.name === 'ExitPromptError') {
+      process.stderr.write('\ngateway: init cancelled; nothing was written\n');
+      process.exit(130);
+    }
+    throw err;
+  }
+}
+
 export function registerInit(program: Command): void {
   program
     .command('init')
     .description('first-time set-up of the data dir: host, port, webhook policy and a new server secret (shown once)')
     .option('-y, --yes', 'take defaults and flags without asking')
-    .option('--force', 're-initialise an initialised data dir (replaces the server secret; instances are kept)')
+    .option('--force', 'on an initialised data dir: a new server secret (every other setting and the instances are kept; a running daemon uses it at once)')
     .option('--host <host>', 'address to listen on (default 127.0.0.1)')
     .option('--port <port>', 'port to listen on (default 8080)', parsePort)
     .option('--allow-private-webhooks', 'allow webhook URLs on loopback/private addresses')
@@ -31,31 +61,28 @@ export function registerInit(program: Command): void {
       if (opts.host !== undefined) answers.host = opts.host;
       if (opts.port !== undefined) answers.port = opts.port;
       if (opts.allowPrivateWebhooks) answers.allowPrivateTargets = true;
-      if (!opts.yes && interactive()) {
-        const { confirm, input } = await import('@inquirer/prompts');
-        answers.host ??= await input({ message: 'Address to listen on', default: '127.0.0.1' });
-        answers.port ??= Number(
-          await input({
-            message: 'Port',
-            default: '8080',
-            validate: (v) => (/^\d+$/.test(v) && Number(v) <= 65535 ? true : 'a port from 0 to 65535'),
-          }),
-        );
-        answers.allowPrivateTargets ??= await confirm({
-          message: 'Allow webhooks to loopback/private addresses (only for receivers on this host or LAN)?',
-          default: false,
-        });
+
+      if (dataDirHolder(dataDir)?.kind === 'daemon') {
+        if (Object.keys(answers).length > 0) throw new GatewayError('USAGE', 'the daemon is running: stop it to change host, port or the webhook policy (init --force alone issues a new server secret at once)');
+        const { serverSecret } = (await withApi(dataDir, (api) => api.call('POST', '/control/server-secret'))) as { serverSecret: string };
+        const config = loadConfig(dataDir);
+        output(json, { serverSecret, host: config.host, port: config.port, dataDir }, `New server secret (X-API-Secret, shown once, store it now): ${serverSecret}\nThe running daemon accepts only this one from now on.`);
+        return;
       }
-      const { config, serverSecret } = await initialiseDataDir(dataDir, answers, opts.force ?? false);
+      if (!opts.yes && !opts.force && interactive()) await ask(answers);
+      await ensureDir(dataDir);
+      const lock = await lockDataDir(dataDir, 'cli', 30_000);
+      let result;
+      try {
+        result = await initialiseDataDir(dataDir, answers, opts.force ?? false);
+      } finally {
+        await unlockDataDir(lock);
+      }
+      const { config, serverSecret } = result;
       output(
         json,
         { serverSecret, host: config.host, port: config.port, dataDir },
-        [
-          `Initialised ${dataDir}`,
-          `Listening address: ${config.host}:${config.port}`,
-          '',
-          `Server secret (X-API-Secret, shown once, store it now): ${serverSecret}`,
-        ].join('\n'),
+        [`Initialised ${dataDir}`, `Listening address: ${config.host}:${config.port}`, '', `Server secret (X-API-Secret, shown once, store it now): ${serverSecret}`].join('\n'),
       );
     });
 }

@@ -1,17 +1,7 @@
 import type { Command } from 'commander';
-import { rm } from 'node:fs/promises';
-import { readdir } from 'node:fs/promises';
-import { join } from 'node:path';
-import { systemClock } from '../../domain/clock.js';
-import { UserError, errorMessage } from '../../domain/errors.js';
-import type { InstanceRecord } from '../../domain/types.js';
-import { isPremium, quotaRemaining } from '../../plans/rules.js';
-import { provisionInstance } from '../../store/provision.js';
-import { storePaths } from '../../store/paths.js';
-import { checkWebhookUrl } from '../../webhooks/target-policy.js';
-import { runningDaemon } from '../../daemon/daemon-lock.js';
-import { logoutStandalone } from '../standalone-logout.js';
-import { openContext, output, parseCount, parsePositive, requireInstance, type CliContext } from '../context.js';
+import { GatewayError } from '../../domain/errors.js';
+import { seg, withApi } from '../api.js';
+import { globals, output, parseCount, parsePositive } from '../context.js';
 
 interface CreateOptions {
   name?: string;
@@ -23,37 +13,22 @@ interface CreateOptions {
   premiumDays?: number;
 }
 
-async function describe(ctx: CliContext, r: InstanceRecord) {
-  const now = systemClock.now();
-  const balance = (await ctx.credits.read(r.id)).balance;
-  return {
-    instanceId: r.id,
-    name: r.name,
-    owner: r.owner,
-    sandbox: r.sandbox,
-    createdAt: r.createdAt,
-    premium: isPremium(r, now),
-    premiumUntil: r.premiumUntil,
-    credits: balance,
-    quotaRemaining: quotaRemaining(r, balance, now),
-    webhook: r.webhook ? { url: r.webhook.url, signed: r.webhook.secret !== null, events: r.webhook.events ?? 'all' } : null,
-  };
+type View = Record<string, unknown> & { instanceId: string; sandbox: boolean; quotaRemaining: string; owner: string; name: string; status: string };
+
+function describe(view: Record<string, unknown>): string {
+  return Object.entries(view)
+    .filter(([k]) => k !== 'success' && k !== 'apiKey')
+    .map(([k, v]) => `${k}: ${typeof v === 'object' && v !== null ? JSON.stringify(v) : String(v)}`)
+    .join('\n');
 }
 
-/** Removes what an instance leaves in the data dir besides its record. */
-export async function removeInstanceFiles(dataDir: string, id: string): Promise<void> {
-  const paths = storePaths(dataDir);
-  await rm(paths.credits(id), { force: true });
-  await rm(join(paths.outboxDir, id), { recursive: true, force: true });
-  await rm(join(paths.flowsDir, id), { recursive: true, force: true });
-  const auth = await readdir(paths.authDir).catch(() => [] as string[]);
-  for (const name of auth) {
-    if (name === id || name.startsWith(`${id}.`)) await rm(join(paths.authDir, name), { recursive: true, force: true });
-  }
+function strip(body: Record<string, unknown>): Record<string, unknown> {
+  const { success: _s, ...rest } = body;
+  return rest;
 }
 
 export function registerInstance(program: Command): void {
-  const instance = program.command('instance').description('create, list, show and delete instances');
+  const instance = program.command('instance').description('create, list, show, log out, restart and delete instances');
 
   instance
     .command('create')
@@ -62,77 +37,91 @@ export function registerInstance(program: Command): void {
     .option('--owner <owner>', 'the customer it belongs to (the first instance of an owner gets the trial)')
     .option('--sandbox', 'a simulated connection for tests and integration work')
     .option('--webhook-url <url>', 'where message.received and other events are POSTed')
-    .option('--webhook-secret <secret>', 'signs deliveries (use whsec_<base64> for Standard Webhooks clients)')
+    .option('--webhook-secret <secret>', 'signs deliveries (whsec_<base64 of 24+ bytes> for Standard Webhooks clients)')
     .option('--credits <n>', 'starting credits', parseCount)
     .option('--premium-days <n>', 'premium days on top of any trial', parseCount)
     .action(async (opts: CreateOptions, cmd: Command) => {
-      const ctx = await openContext(cmd);
-      if (opts.webhookSecret !== undefined && opts.webhookUrl === undefined) throw new UserError('--webhook-secret needs --webhook-url', 2);
-      if (opts.webhookUrl !== undefined) {
-        try {
-          await checkWebhookUrl(opts.webhookUrl, ctx.config.webhooks.allowPrivateTargets);
-        } catch (err) {
-          throw new UserError(`--webhook-url: ${errorMessage(err)}`, 2);
-        }
+      const { dataDir, json } = globals(cmd);
+      if (opts.webhookSecret !== undefined && opts.webhookUrl === undefined) throw new GatewayError('USAGE', '--webhook-secret needs --webhook-url');
+      const body = {
+        ...(opts.name !== undefined ? { name: opts.name } : {}),
+        ...(opts.owner !== undefined ? { owner: opts.owner } : {}),
+        sandbox: opts.sandbox ?? false,
+        ...(opts.webhookUrl !== undefined ? { webhookUrl: opts.webhookUrl } : {}),
+        ...(opts.webhookSecret !== undefined ? { webhookSecret: opts.webhookSecret } : {}),
+        ...(opts.credits !== undefined ? { credits: opts.credits } : {}),
+        ...(opts.premiumDays !== undefined ? { premiumDays: opts.premiumDays } : {}),
+      };
+      const created = (await withApi(dataDir, (api) => api.call('POST', '/api/instances/create', body))) as View;
+      const lines = [
+        `Created instance ${created.instanceId}${created.sandbox ? ' (sandbox)' : ''}`,
+        `API key (X-API-Key, shown once, store it now): ${String(created.apiKey)}`,
+        `Premium: ${created.premium ? `until ${String(created.premiumUntil)}` : 'no'}; quota: ${created.quotaRemaining}`,
+      ];
+      if (!created.premium && created.quotaRemaining === '0') {
+        lines.push(`It has no credits: sends answer 403 QUOTA_EXHAUSTED until you run \`gateway credits add ${created.instanceId} N\` or \`gateway premium grant ${created.instanceId} --days N\`.`);
       }
-      const created = await provisionInstance(
-        ctx.instances,
-        ctx.credits,
-        {
-          ...(opts.name !== undefined ? { name: opts.name } : {}),
-          ...(opts.owner !== undefined ? { owner: opts.owner } : {}),
-          sandbox: opts.sandbox ?? false,
-          webhook: opts.webhookUrl ? { url: opts.webhookUrl, secret: opts.webhookSecret ?? null, events: null } : null,
-          ...(opts.premiumDays !== undefined ? { premiumDays: opts.premiumDays } : {}),
-        },
-        (opts.credits ?? 0) + ctx.config.plans.initialCredits,
-      );
-      const view = await describe(ctx, created.record);
-      output(
-        ctx.json,
-        { ...view, instanceId: created.record.id, apiKey: created.apiKey },
-        [
-          `Created instance ${created.record.id}${created.record.sandbox ? ' (sandbox)' : ''}`,
-          `API key (X-API-Key, shown once, store it now): ${created.apiKey}`,
-          `Premium: ${view.premium ? `until ${view.premiumUntil}` : 'no'}; quota: ${view.quotaRemaining}`,
-        ].join('\n'),
-      );
+      output(json, strip(created), lines.join('\n'));
     });
 
   instance
     .command('list')
-    .description('list instances')
-    .action(async (_opts: unknown, cmd: Command) => {
-      const ctx = await openContext(cmd);
-      const views = await Promise.all(ctx.instances.list().map((r) => describe(ctx, r)));
-      const lines = views.map((v) => `${v.instanceId}  ${v.sandbox ? 'sandbox ' : 'whatsapp'}  quota ${v.quotaRemaining.padEnd(9)}  ${v.owner}  ${v.name}`);
-      output(ctx.json, { instances: views }, lines.length ? lines.join('\n') : 'no instances');
+    .description('list instances, oldest first')
+    .option('--owner <owner>', 'only the instances of this owner')
+    .action(async (opts: { owner?: string }, cmd: Command) => {
+      const { dataDir, json } = globals(cmd);
+      const views = await withApi(dataDir, async (api) => {
+        const all: View[] = [];
+        let cursor: string | null = null;
+        do {
+          const q = new URLSearchParams({ limit: '500', ...(opts.owner ? { owner: opts.owner } : {}), ...(cursor ? { cursor } : {}) });
+          const page = await api.call('GET', `/api/instances?${q.toString()}`);
+          all.push(...(page.instances as View[]));
+          cursor = page.nextCursor as string | null;
+        } while (cursor);
+        return all;
+      });
+      const lines = views.map((v) => `${v.instanceId}  ${v.sandbox ? 'sandbox ' : 'whatsapp'}  ${v.status.padEnd(17)}  quota ${v.quotaRemaining.padEnd(9)}  ${v.owner}  ${v.name}`);
+      output(json, { instances: views }, lines.length ? lines.join('\n') : 'no instances');
     });
 
   instance
     .command('show <id>')
     .description('show one instance')
     .action(async (id: string, _opts: unknown, cmd: Command) => {
-      const ctx = await openContext(cmd);
-      const view = await describe(ctx, requireInstance(ctx, id));
-      output(ctx.json, view, Object.entries(view).map(([k, v]) => `${k}: ${typeof v === 'object' && v !== null ? JSON.stringify(v) : String(v)}`).join('\n'));
+      const { dataDir, json } = globals(cmd);
+      const view = await withApi(dataDir, (api) => api.call('GET', `/api/instances/${seg(id)}`));
+      output(json, strip(view), describe(view));
     });
 
   instance
     .command('delete <id>')
-    .description('delete an instance: logs its device out and removes its credentials, credits and deliveries')
+    .description('delete an instance: logs its device out and removes its credentials, credits, deliveries, flows and history')
     .option('--logout-timeout <s>', 'with no daemon running: seconds to wait for WhatsApp to log the device out', parsePositive, 10)
     .action(async (id: string, opts: { logoutTimeout: number }, cmd: Command) => {
-      const ctx = await openContext(cmd);
-      const record = requireInstance(ctx, id);
-      // A running daemon notices the removal and logs the device out itself; without one, do it here.
-      const daemon = await runningDaemon(ctx.dataDir);
-      const logout = daemon ? 'daemon-running' : await logoutStandalone(ctx, record, opts.logoutTimeout * 1000);
-      await ctx.instances.remove(id);
-      await removeInstanceFiles(ctx.dataDir, id);
-      if (logout === 'unreachable') {
+      const { dataDir, json } = globals(cmd);
+      const result = await withApi(dataDir, (api) => api.call('DELETE', `/api/instances/${seg(id)}`), { logoutTimeoutMs: opts.logoutTimeout * 1000 });
+      if (result.logout === 'unreachable' || result.logout === 'failed') {
         process.stderr.write(`gateway: could not reach WhatsApp to log ${id}'s device out; its credentials are deleted, remove the device on the phone (Linked devices)\n`);
       }
-      output(ctx.json, { instanceId: id, deleted: true, loggedOut: logout === 'logged-out' || logout === 'daemon-running' }, `Deleted instance ${id}`);
+      output(json, { ...strip(result), loggedOut: result.logout === 'logged-out' }, `Deleted instance ${id}`);
+    });
+
+  instance
+    .command('logout <id>')
+    .description('unlink the WhatsApp device; the instance stays and shows a new QR (with a daemon)')
+    .action(async (id: string, _opts: unknown, cmd: Command) => {
+      const { dataDir, json } = globals(cmd);
+      const result = await withApi(dataDir, (api) => api.call('POST', `/api/${seg(id)}/logout`));
+      output(json, strip(result), `Logged ${id} out (status: ${String(result.status)})`);
+    });
+
+  instance
+    .command('restart <id>')
+    .description("reconnect an instance now (also after its connection gave up); needs the daemon")
+    .action(async (id: string, _opts: unknown, cmd: Command) => {
+      const { dataDir, json } = globals(cmd);
+      const result = await withApi(dataDir, (api) => api.call('POST', `/api/${seg(id)}/restart`));
+      output(json, strip(result), `Restarting ${id} (status: ${String(result.status)})`);
     });
 }

@@ -1,7 +1,6 @@
 import type { Command } from 'commander';
-import { systemClock } from '../../domain/clock.js';
-import { isPremium, quotaRemaining } from '../../plans/rules.js';
-import { openContext, output, parsePositive, requireInstance } from '../context.js';
+import { seg, withApi } from '../api.js';
+import { globals, output, parseDays, parsePositive } from '../context.js';
 
 export function registerPlans(program: Command): void {
   program
@@ -10,9 +9,9 @@ export function registerPlans(program: Command): void {
     .command('rotate <id>')
     .description('issue a new API key (shown once); the old one stops working at once, also in a running daemon')
     .action(async (id: string, _opts: unknown, cmd: Command) => {
-      const ctx = await openContext(cmd);
-      const { apiKey } = await ctx.instances.rotateKey(id);
-      output(ctx.json, { instanceId: id, apiKey }, `New API key for ${id} (shown once, store it now): ${apiKey}`);
+      const { dataDir, json } = globals(cmd);
+      const result = await withApi(dataDir, (api) => api.call('POST', `/api/instances/${seg(id)}/rotate-key`));
+      output(json, { instanceId: id, apiKey: result.apiKey }, `New API key for ${id} (shown once, store it now): ${String(result.apiKey)}`);
     });
 
   program
@@ -23,11 +22,9 @@ export function registerPlans(program: Command): void {
     .argument('<id>', 'instance id')
     .argument('<n>', 'credits to add', parsePositive)
     .action(async (id: string, amount: number, _opts: unknown, cmd: Command) => {
-      const ctx = await openContext(cmd);
-      const record = requireInstance(ctx, id);
-      const doc = await ctx.credits.add(id, amount);
-      const quota = quotaRemaining(record, doc.balance, systemClock.now());
-      output(ctx.json, { instanceId: id, credits: doc.balance, quotaRemaining: quota }, `${id}: ${doc.balance} credits`);
+      const { dataDir, json } = globals(cmd);
+      const view = await withApi(dataDir, (api) => api.call('POST', `/api/instances/${seg(id)}/credits`, { add: amount }));
+      output(json, { instanceId: id, credits: view.credits, quotaRemaining: view.quotaRemaining }, `${id}: ${String(view.credits)} credits`);
     });
 
   program
@@ -35,11 +32,10 @@ export function registerPlans(program: Command): void {
     .description('premium')
     .command('grant <id>')
     .description('extend premium by N days (from now, or from the current end if still premium)')
-    .requiredOption('--days <n>', 'days of premium', parsePositive)
+    .requiredOption('--days <n>', 'days of premium (1 to 36500)', parseDays)
     .action(async (id: string, opts: { days: number }, cmd: Command) => {
-      const ctx = await openContext(cmd);
-      const record = await ctx.instances.grantPremium(id, opts.days);
-      const premium = isPremium(record, systemClock.now());
-      output(ctx.json, { instanceId: id, premium, premiumUntil: record.premiumUntil }, `${id}: premium until ${record.premiumUntil}`);
+      const { dataDir, json } = globals(cmd);
+      const view = await withApi(dataDir, (api) => api.call('POST', `/api/instances/${seg(id)}/premium`, { days: opts.days }));
+      output(json, { instanceId: id, premium: view.premium, premiumUntil: view.premiumUntil }, `${id}: premium until ${String(view.premiumUntil)}`);
     });
 }

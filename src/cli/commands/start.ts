@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { envLogLevel } from '../../config/load.js';
-import { LOG_LEVELS } from '../../config/schema.js';
-import { UserError } from '../../domain/errors.js';
+import { LOG_LEVELS, type LogLevel } from '../../config/schema.js';
+import { GatewayError } from '../../domain/errors.js';
 import type { RunningDaemon } from '../../daemon/boot.js';
 import { globals, parsePort } from '../context.js';
 
@@ -22,7 +22,7 @@ export function registerStart(program: Command): void {
       const { dataDir } = globals(cmd);
       const logLevel = opts.logLevel ?? envLogLevel();
       if (logLevel !== undefined && !(LOG_LEVELS as readonly string[]).includes(logLevel)) {
-        throw new UserError(`--log-level: expected one of ${LOG_LEVELS.join(', ')}, got ${JSON.stringify(logLevel)}`, 2);
+        throw new GatewayError('USAGE', `--log-level: expected one of ${LOG_LEVELS.join(', ')}, got ${JSON.stringify(logLevel)}`);
       }
       // Handlers go in before anything listens: a SIGTERM during start-up still shuts down cleanly.
       let daemonRef: RunningDaemon | null = null;
@@ -31,11 +31,11 @@ export function registerStart(program: Command): void {
         signalled = signal;
         const d = daemonRef;
         if (!d) return; // picked up once start-up finishes
-        d.deps.logger.info({ signal }, 'signal received');
+        d.daemon.core.logger.info({ signal }, 'signal received');
         d.close().then(
           () => process.exit(0),
           (err: unknown) => {
-            d.deps.logger.error({ err }, 'shutdown failed');
+            d.daemon.core.logger.error({ err }, 'shutdown failed');
             process.exit(1);
           },
         );
@@ -44,19 +44,14 @@ export function registerStart(program: Command): void {
       process.once('SIGINT', () => shutdown('SIGINT'));
       // Loaded here so that short CLI commands do not pay for the daemon's imports.
       const { startDaemon } = await import('../../daemon/boot.js');
-      const { daemonPlugins, baileysFactory } = await import('../../daemon/plugins.js');
       const daemon = await startDaemon({
         dataDir,
         ...(opts.host !== undefined ? { host: opts.host } : {}),
         ...(opts.port !== undefined ? { port: opts.port } : {}),
-        ...(logLevel !== undefined ? { logLevel } : {}),
-        baileysFactory,
-        plugins: daemonPlugins(),
+        ...(logLevel !== undefined ? { logLevel: logLevel as LogLevel } : {}),
         onInitialised: (secret) => {
           // Plain text on stderr, once, so it never lands in the JSON log stream.
-          process.stderr.write(
-            `\nInitialised ${dataDir} with default settings.\nServer secret (X-API-Secret), shown once, store it now:\n\n  ${secret}\n\n`,
-          );
+          process.stderr.write(`\nInitialised ${dataDir} with default settings.\nServer secret (X-API-Secret), shown once, store it now:\n\n  ${secret}\n\n`);
         },
       });
       daemonRef = daemon;

@@ -1,86 +1,90 @@
 import type { Command } from 'commander';
-import { UserError, errorMessage } from '../../domain/errors.js';
-import { WEBHOOK_EVENTS, type WebhookEventType } from '../../domain/types.js';
-import { summarise, type DeliverySummary } from '../../webhooks/delivery-record.js';
-import { outboxPaths, readInstanceDeliveries, requeueDelivery } from '../../webhooks/outbox-files.js';
-import { checkWebhookUrl } from '../../webhooks/target-policy.js';
-import { openContext, output, parsePositive, requireInstance } from '../context.js';
+import { GatewayError } from '../../domain/errors.js';
+import { EVENT_TYPES } from '../../domain/types.js';
+import { seg, withApi } from '../api.js';
+import { globals, output, parsePositive } from '../context.js';
 
-interface DeliveriesOptions {
-  failed?: boolean;
-  limit: number;
+interface DeliveryView {
+  id: string;
+  type: string;
+  status: string;
+  attempts: number;
+  createdAt: string;
+  deliveredAt: string | null;
+  nextAttemptAt: string | null;
+  finishedAt: string | null;
+  lastError: string | null;
 }
 
-function describeDelivery(d: DeliverySummary): string {
+function describeDelivery(d: DeliveryView): string {
   const when = d.status === 'delivered' ? `delivered ${d.deliveredAt}` : d.status === 'pending' ? `next attempt ${d.nextAttemptAt}` : `failed ${d.finishedAt}`;
   const error = d.lastError ? `  last error: ${d.lastError}` : '';
   return `${d.id}  ${d.status.padEnd(9)}  ${d.type.padEnd(21)}  attempts ${d.attempts}  created ${d.createdAt}  ${when}${error}`;
 }
 
 interface SetOptions {
-  url: string;
+  url?: string;
   secret?: string;
   events?: string;
+  unsigned?: boolean;
 }
 
-/** `gateway webhook ...`; deliveries/redeliver hang off the returned command. */
+/** `gateway webhook set|deliveries|redeliver` (the same routes as the API). */
 export function registerWebhook(program: Command): Command {
   const webhook = program.command('webhook').description('webhook settings and deliveries');
   webhook
     .command('set <id>')
-    .description('set where events are delivered and the secret that signs them')
-    .requiredOption('--url <url>', 'receiver URL (http or https)')
-    .option('--secret <secret>', 'signing secret (whsec_<base64> for Standard Webhooks clients)')
-    .option('--events <list>', `comma-separated event types (default all: ${WEBHOOK_EVENTS.join(',')})`)
+    .description('set where events are delivered, the secret that signs them and which events; options left out keep their value')
+    .option('--url <url>', 'receiver URL (http or https)')
+    .option('--secret <secret>', 'signing secret (whsec_<base64 of 24+ bytes> for Standard Webhooks clients)')
+    .option('--unsigned', 'remove the secret: deliveries are no longer signed')
+    .option('--events <list>', `comma-separated event types, or "all" (${EVENT_TYPES.join(',')})`)
     .action(async (id: string, opts: SetOptions, cmd: Command) => {
-      const ctx = await openContext(cmd);
-      try {
-        await checkWebhookUrl(opts.url, ctx.config.webhooks.allowPrivateTargets);
-      } catch (err) {
-        throw new UserError(`--url: ${errorMessage(err)}`, 2);
-      }
-      let events: WebhookEventType[] | null = null;
+      const { dataDir, json } = globals(cmd);
+      if (opts.secret !== undefined && opts.unsigned) throw new GatewayError('USAGE', '--secret and --unsigned exclude each other');
+      let events: string[] | null | undefined;
       if (opts.events !== undefined) {
         const list = opts.events.split(',').map((s) => s.trim()).filter(Boolean);
-        const bad = list.find((e) => !(WEBHOOK_EVENTS as readonly string[]).includes(e));
-        if (bad !== undefined || list.length === 0) throw new UserError(`--events: unknown event ${JSON.stringify(bad ?? '')}; use ${WEBHOOK_EVENTS.join(', ')}`, 2);
-        events = [...new Set(list as WebhookEventType[])];
+        events = list.length === 1 && list[0] === 'all' ? null : list;
+        const bad = (events ?? []).find((e) => !(EVENT_TYPES as readonly string[]).includes(e));
+        if (bad !== undefined || (events !== null && events.length === 0)) throw new GatewayError('USAGE', `--events: unknown event ${JSON.stringify(bad ?? '')}; use ${EVENT_TYPES.join(', ')} or all`);
       }
-      await ctx.instances.setWebhook(id, { url: opts.url, secret: opts.secret || null, events });
-      output(ctx.json, { instanceId: id, url: opts.url, signed: Boolean(opts.secret), events: events ?? 'all' }, `Webhook for ${id}: ${opts.url}${opts.secret ? ' (signed)' : ' (unsigned)'}`);
+      const body = {
+        ...(opts.url !== undefined ? { url: opts.url } : {}),
+        ...(opts.secret !== undefined ? { secret: opts.secret } : opts.unsigned ? { secret: null } : {}),
+        ...(events !== undefined ? { events } : {}),
+      };
+      const result = await withApi(dataDir, (api) => api.call('PUT', `/api/${seg(id)}/webhook`, body));
+      const w = result.webhook as { url: string; signed: boolean; events: string[] | 'all' };
+      output(json, { instanceId: id, ...w }, `Webhook for ${id}: ${w.url} (${w.signed ? 'signed' : 'unsigned'}; events: ${Array.isArray(w.events) ? w.events.join(',') : w.events})`);
     });
 
   webhook
     .command('deliveries <id>')
     .description('recent deliveries of an instance, newest first: status, attempts, last error')
     .option('--failed', 'only deliveries that failed after their last attempt')
-    .option('--limit <n>', 'at most this many (default 50)', parsePositive, 50)
-    .action(async (id: string, opts: DeliveriesOptions, cmd: Command) => {
-      const ctx = await openContext(cmd);
-      requireInstance(ctx, id);
-      const all = (await readInstanceDeliveries(outboxPaths(ctx.dataDir), id)).map(summarise);
-      const counts = { pending: 0, delivered: 0, failed: 0 };
-      for (const d of all) counts[d.status] += 1;
-      const newestFirst = all.sort((a, b) => b.createdAt.localeCompare(a.createdAt) || b.id.localeCompare(a.id));
-      const shown = newestFirst.filter((d) => !opts.failed || d.status === 'failed').slice(0, opts.limit);
+    .option('--limit <n>', 'at most this many (default 50, at most 500)', parsePositive, 50)
+    .action(async (id: string, opts: { failed?: boolean; limit: number }, cmd: Command) => {
+      const { dataDir, json } = globals(cmd);
+      const q = new URLSearchParams({ limit: String(Math.min(opts.limit, 500)), ...(opts.failed ? { status: 'failed' } : {}) });
+      const result = await withApi(dataDir, (api) => api.call('GET', `/api/${seg(id)}/webhook/deliveries?${q.toString()}`));
+      const shown = result.deliveries as DeliveryView[];
       const human = shown.length > 0 ? shown.map(describeDelivery).join('\n') : opts.failed ? 'no failed deliveries' : 'no deliveries';
-      output(ctx.json, { instanceId: id, counts, deliveries: shown }, human);
+      output(json, { instanceId: id, counts: result.counts, deliveries: shown }, human);
     });
 
   webhook
     .command('redeliver <id> <delivery>')
     .description('queue a finished (usually failed) delivery again, with the same webhook-id')
     .action(async (id: string, deliveryId: string, _opts: unknown, cmd: Command) => {
-      const ctx = await openContext(cmd);
-      requireInstance(ctx, id);
-      const result = await requeueDelivery(ctx.dataDir, id, deliveryId, Date.now());
-      if (result.outcome === 'not-found') throw new UserError(`no delivery ${JSON.stringify(deliveryId)} for instance ${id} (see gateway webhook deliveries ${id})`, 4);
-      const view = summarise(result.record);
-      const requeued = result.outcome === 'requeued';
+      const { dataDir, json } = globals(cmd);
+      const result = await withApi(dataDir, (api) => api.call('POST', `/api/${seg(id)}/webhook/deliveries/${seg(deliveryId)}/redeliver`));
+      const view = result.delivery as DeliveryView;
+      const requeued = result.requeued === true;
       output(
-        ctx.json,
+        json,
         { instanceId: id, requeued, delivery: view },
-        requeued ? `Re-queued ${deliveryId} (webhook-id unchanged); a running daemon sends it within a second, otherwise at its next start` : `${deliveryId} is still pending (attempt ${view.attempts}, next ${view.nextAttemptAt}); nothing to do`,
+        requeued ? `Re-queued ${deliveryId} (webhook-id unchanged); a running daemon sends it at once, otherwise at its next start` : `${deliveryId} is still pending (attempt ${view.attempts}, next ${view.nextAttemptAt}); nothing to do`,
       );
     });
   return webhook;

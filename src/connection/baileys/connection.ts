@@ -5,13 +5,14 @@ import { systemClock } from '../../domain/clock.js';
 import { GatewayError, errorMessage } from '../../domain/errors.js';
 import { phoneDigits } from '../../domain/phone.js';
 import type { ConnectionStatus, InstanceRecord } from '../../domain/types.js';
-import type { Connection, ConnectionFactory, ConnectionHooks, Outgoing, StatusChange } from '../types.js';
+import type { Connection, ConnectionFactory, ConnectionHooks, LogoutOutcome, Outgoing, StatusChange } from '../types.js';
 import { AuthStateCorruptError, authFilePath, type AuthStore } from './auth-state.js';
 import { InboundQueue } from './inbound.js';
 import { LazyAuthStore } from './lazy-store.js';
 import type { LidResolver } from './mapping.js';
 import type { BaileysOptions, MakeSocket, SocketLike } from './options.js';
-import { closeCode, toContent, toJid, withTimeout } from './outgoing.js';
+import { closeCause, closeCode, sendOptions, toContent, toJid, withTimeout } from './outgoing.js';
+import { isPaired } from '../../store/auth-files.js';
 import { CLOSE_CODES, decideOnClose } from './reconnect.js';
 import { RecentSends } from './recent-sends.js';
 import { Waiters } from './waiters.js';
@@ -104,7 +105,42 @@ export class BaileysConnection implements Connection {
     this.setStatus('disconnected', 'stopped');
   }
 
-  async logout(): Promise<void> {
+  async logout(options: { timeoutMs?: number } = {}): Promise<LogoutOutcome> {
+    const existing = await this.store.existing();
+    const paired = existing?.paired ?? isPaired(this.options.dataDir, this.instanceId);
+    if (!paired) {
+      await this.discard();
+      return 'not-paired';
+    }
+    // Not live (no daemon, or a connection that gave up): connect with the stored credentials
+    // first, so WhatsApp unlinks the device instead of it lingering on the phone.
+    if (this.currentStatus !== 'connected' && (options.timeoutMs ?? 0) > 0) {
+      await this.waitConnected(options.timeoutMs ?? 0);
+    }
+    const reached = this.currentStatus === 'connected';
+    await this.discard();
+    return reached ? 'logged-out' : 'unreachable';
+  }
+
+  /** Starts the connection if need be and waits up to `ms` for it to be connected. */
+  private waitConnected(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      const self = this;
+      const check = setInterval(() => {
+        if (self.currentStatus === 'connected' || !self.wanted) done();
+      }, 50);
+      function done(): void {
+        clearTimeout(timer);
+        clearInterval(check);
+        resolve();
+      }
+      this.start();
+    });
+  }
+
+  /** Logs out if live (best effort), ends the socket and removes the credentials. */
+  private async discard(): Promise<void> {
     this.wanted = false;
     this.clearRetry();
     this.rejectWaiters(new GatewayError('CONNECTION_NOT_READY', 'the instance was logged out'));
@@ -133,10 +169,10 @@ export class BaileysConnection implements Connection {
     if (!sock || this.currentStatus !== 'connected') {
       throw new GatewayError('CONNECTION_NOT_READY', `the WhatsApp connection is not ready (status: ${this.currentStatus})`);
     }
-    const jid = toJid(message.phone);
+    const jid = message.to;
     let sent: WAMessage | undefined;
     try {
-      sent = await sock.sendMessage(jid, toContent(message));
+      sent = await sock.sendMessage(jid, toContent(message), sendOptions(message));
     } catch (err) {
       if (closeCode(err) === CLOSE_CODES.connectionClosed) {
         throw new GatewayError('CONNECTION_NOT_READY', 'the WhatsApp connection closed while sending', { cause: err });
@@ -150,11 +186,11 @@ export class BaileysConnection implements Connection {
   }
 
   /** Typing indicator; best effort, a no-op unless connected. */
-  async sendPresence(phone: string, state: 'composing' | 'paused'): Promise<void> {
+  async sendPresence(to: string, state: 'composing' | 'paused'): Promise<void> {
     const sock = this.sock;
     if (!sock || this.currentStatus !== 'connected') return;
     try {
-      await sock.sendPresenceUpdate(state, toJid(phone));
+      await sock.sendPresenceUpdate(state, to);
     } catch (err) {
       this.log.debug({ err }, 'presence update failed');
     }
@@ -184,7 +220,10 @@ export class BaileysConnection implements Connection {
 
   private async connect(reason: string): Promise<void> {
     const gen = ++this.generation;
-    this.setStatus('initializing', reason);
+    // A retry in the background is not news: the public status stays `disconnected` until it
+    // connects (or gives up), so integrators get one instance.status per real change.
+    if (this.currentStatus === 'disconnected' && this.failures > 0) this.currentReason = `${this.currentReason ?? reason}; reconnecting`;
+    else this.setStatus('initializing', reason);
     try {
       await withTimeout(this.closing, END_WAIT_MS);
       const store = await this.store.open();
@@ -313,7 +352,8 @@ export class BaileysConnection implements Connection {
       if (gen !== this.generation) return;
     }
     if (decision.action === 'stop') {
-      this.giveUp(decision.reason);
+      const cause = closeCause(error);
+      this.giveUp(`${decision.reason}${cause ? ` (${cause})` : ''}`);
       return;
     }
     if (decision.delayMs === 0) {
@@ -321,7 +361,8 @@ export class BaileysConnection implements Connection {
       return;
     }
     const seconds = Math.max(1, Math.round(decision.delayMs / 1000));
-    this.setStatus('disconnected', `${decision.reason} in ${seconds} s`);
+    const cause = closeCause(error);
+    this.setStatus('disconnected', `${decision.reason}${cause ? ` (${cause})` : ''} in ${seconds} s`);
     this.retryTimer = setTimeout(() => {
       this.retryTimer = null;
       if (this.wanted && gen === this.generation) void this.connect('reconnecting');

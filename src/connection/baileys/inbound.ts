@@ -44,9 +44,7 @@ export class InboundQueue {
       }
       const { message } = mapped;
       if (!this.seen.claim(message.messageId)) continue;
-      if (!message.from.startsWith('+')) {
-        this.log.info({ id: message.messageId, from: message.from }, 'sender phone number unknown; reporting the LID');
-      }
+      if (message.from === null) this.log.debug({ id: message.messageId, sender: message.sender }, 'sender phone number unknown; reporting the LID');
       try {
         await this.deliver(message);
       } catch (err) {

@@ -100,13 +100,13 @@ export async function mapInbound(msg: WAMessage, options: MapOptions): Promise<M
   const senderJid = isGroup ? key.participant : remoteJid;
   const senderAlt = isGroup ? key.participantAlt : key.remoteJidAlt;
   const phone = await resolvePhone(senderJid, senderAlt, options.resolver);
-  const from = phone ?? jidNormalizedUser(senderJid ?? remoteJid);
+  const sender = jidNormalizedUser(senderJid ?? remoteJid);
   const chatId = isGroup || !phone ? jidNormalizedUser(remoteJid) : `${phone.slice(1)}@s.whatsapp.net`;
 
   const seconds = toNumber(msg.messageTimestamp);
   const timestamp = new Date(seconds > 0 ? seconds * 1000 : options.now()).toISOString();
 
-  const out: InboundMessage = { messageId: key.id, from, chatId, isGroup, type: 'other', timestamp };
+  const out: InboundMessage = { messageId: key.id, chatId, isGroup, sender, from: phone, type: 'other', timestamp };
   if (msg.pushName) out.fromName = msg.pushName;
 
   if (contentType === 'conversation') {

@@ -1,4 +1,4 @@
-import type { AnyMessageContent } from '@whiskeysockets/baileys';
+import type { AnyMessageContent, MiscMessageGenerationOptions, WAMessage } from '@whiskeysockets/baileys';
 import { GatewayError } from '../../domain/errors.js';
 import { isE164, phoneDigits } from '../../domain/phone.js';
 import type { Outgoing } from '../types.js';
@@ -11,7 +11,7 @@ export function toJid(phone: string): string {
 
 /** What sendMessage gets for one outgoing message. */
 export function toContent(message: Outgoing): AnyMessageContent {
-  if (message.kind === 'text') return { text: message.text };
+  if (message.kind === 'text') return message.mentions ? { text: message.text, mentions: message.mentions } : { text: message.text };
   // A path, not a Buffer: Baileys streams the file while encrypting instead of loading it whole.
   const media = { url: message.path };
   const { mimetype, caption, fileName } = message;
@@ -42,4 +42,24 @@ export function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T | und
     timer = setTimeout(() => resolve(undefined), ms);
   });
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * Send options: a reply quotes the message by id (WhatsApp shows the quoted text from the
+ * recipient's own copy; a stand-in body is enough to build the context).
+ */
+export function sendOptions(message: Outgoing): MiscMessageGenerationOptions | undefined {
+  if (message.replyTo === undefined) return undefined;
+  const quoted: WAMessage = { key: { remoteJid: message.to, id: message.replyTo, fromMe: false }, message: { conversation: '' } };
+  return { quoted };
+}
+
+/** Why a socket closed, when Baileys says more than a generic close (DNS, refused, TLS). */
+export function closeCause(error: unknown): string | null {
+  if (!(error instanceof Error)) return null;
+  const data = (error as { data?: unknown }).data;
+  const inner = data instanceof Error ? data.message : typeof data === 'string' ? data : null;
+  const text = inner ?? error.message;
+  if (!text || /^(connection (closed|failure|lost|terminated)|stream errored out|restart required)$/i.test(text.trim())) return null;
+  return text.split('\n')[0]!.slice(0, 200);
 }

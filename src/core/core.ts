@@ -1,0 +1,47 @@
+import type { Logger } from 'pino';
+import type { GatewayConfig } from '../config/schema.js';
+import type { ConnectionManager } from '../connection/manager.js';
+import type { Clock } from '../domain/clock.js';
+import type { EventBus } from '../events/bus.js';
+import type { MetricsSink } from '../metrics/sink.js';
+import type { CreditLedger } from '../plans/credit-ledger.js';
+import type { StatusReporter } from '../plans/status-reporter.js';
+import type { SendService } from '../sending/send-service.js';
+import type { CreditStore } from '../store/credits.js';
+import type { InstanceStore } from '../store/instances.js';
+import type { StorePaths } from '../store/paths.js';
+
+/**
+ * Whether this process is the daemon (connections open, deliveries running) or a CLI command
+ * working on the data dir while no daemon runs (nothing is started unless a command asks).
+ */
+export type DaemonMode = 'daemon' | 'offline';
+
+/** The server secret's hash: read per request, replaced by `gateway init --force` at run time. */
+export interface ServerSecret {
+  hash(): string | null;
+  /** Generates a new secret, stores its hash in config.json, and returns it (shown once). */
+  rotate(): Promise<string>;
+}
+
+/**
+ * The core parts every feature is built from. Features read them and call their methods; they
+ * never replace or mutate them (the composition root owns the wiring).
+ */
+export interface Core {
+  readonly mode: DaemonMode;
+  readonly dataDir: string;
+  readonly paths: StorePaths;
+  readonly config: GatewayConfig;
+  readonly serverSecret: ServerSecret;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly instances: InstanceStore;
+  readonly credits: CreditStore;
+  readonly ledger: CreditLedger;
+  readonly bus: EventBus;
+  readonly manager: ConnectionManager;
+  readonly status: StatusReporter;
+  readonly sender: SendService;
+  readonly metrics: MetricsSink;
+}

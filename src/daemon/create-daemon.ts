@@ -1,0 +1,209 @@
+import type Koa from 'koa';
+import type { Logger } from 'pino';
+import { loadConfig, saveConfig } from '../config/load.js';
+import type { GatewayConfig } from '../config/schema.js';
+import type { BaileysOptions } from '../connection/baileys/options.js';
+import { ConnectionManager } from '../connection/manager.js';
+import { SandboxConnection } from '../connection/sandbox.js';
+import { sandboxRoutes } from '../connection/sandbox-routes.js';
+import type { ConnectionFactory, ConnectionHooks } from '../connection/types.js';
+import { controlRoutes } from '../control/routes.js';
+import type { Core, DaemonMode, ServerSecret } from '../core/core.js';
+import type { Feature } from '../core/feature.js';
+import { systemClock, type Clock } from '../domain/clock.js';
+import { EventBus } from '../events/bus.js';
+import { flowsFeature, type FlowsFeature } from '../flows/feature.js';
+import { createApp } from '../http/app.js';
+import { AuthFailureLimiter } from '../http/auth-limiter.js';
+import type { SessionResolver } from '../http/auth.js';
+import type { RouteDef } from '../http/route.js';
+import { InstanceLifecycle } from '../instances/lifecycle.js';
+import { instanceRoutes } from '../instances/routes.js';
+import { createGatewayMetrics } from '../metrics/prometheus.js';
+import { metricsRoutes } from '../metrics/routes.js';
+import { noMetrics } from '../metrics/sink.js';
+import { operationsRoutes } from '../openapi/routes.js';
+import { CreditLedger } from '../plans/credit-ledger.js';
+import { StatusReporter } from '../plans/status-reporter.js';
+import { sendingRoutes } from '../sending/routes.js';
+import { SendService } from '../sending/send-service.js';
+import { ensureDir } from '../store/atomic-write.js';
+import { CreditStore } from '../store/credits.js';
+import { InstanceStore } from '../store/instances.js';
+import { storePaths } from '../store/paths.js';
+import { generateServerSecret, hashSecret } from '../store/secrets.js';
+import { webhooksFeature, type WebhookSeams } from '../webhooks/feature.js';
+import type { WebhookDeliverer } from '../webhooks/deliverer.js';
+
+/** What the daemon is built from; tests swap the seams. */
+export interface DaemonParts {
+  dataDir: string;
+  config: GatewayConfig;
+  mode: DaemonMode;
+  logger: Logger;
+  clock?: Clock;
+  /** Real WhatsApp connections; default Baileys, loaded on first use. */
+  whatsapp?: (options: BaileysOptions) => ConnectionFactory;
+  webhooks?: WebhookSeams;
+  /** prom-client's process metrics (off in tests that count series). */
+  defaultMetrics?: boolean;
+  /** How long deleting an instance waits to log its device out when its connection is not live. */
+  logoutTimeoutMs?: number;
+  /** Panel sessions, when the panel is on. */
+  sessions?: SessionResolver;
+}
+
+/** The daemon, built and not yet running: `start()` opens connections, `stop()` closes everything. */
+export interface Daemon {
+  readonly core: Core;
+  readonly app: Koa;
+  readonly routes: readonly RouteDef[];
+  readonly lifecycle: InstanceLifecycle;
+  readonly flows: FlowsFeature;
+  readonly webhooks: WebhookDeliverer;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+function serverSecret(dataDir: string, initial: string | null): ServerSecret {
+  let hash = initial;
+  return {
+    hash: () => hash,
+    async rotate() {
+      const secret = generateServerSecret();
+      // Re-read the file: every other setting stays as the operator left it.
+      const config = loadConfig(dataDir);
+      await saveConfig(dataDir, { ...config, serverSecretHash: hashSecret(secret) });
+      hash = hashSecret(secret);
+      return secret;
+    },
+  };
+}
+
+/**
+ * The composition root: the whole daemon in one place. Core parts first (stores, credits, event
+ * bus, connections, sending), then the features, each given the core and returning what it adds
+ * (routes, event consumers, gauges); then the HTTP app from every route.
+ */
+export async function createDaemon(parts: DaemonParts): Promise<Daemon> {
+  const { dataDir, config, mode, logger } = parts;
+  const clock = parts.clock ?? systemClock;
+  const paths = storePaths(dataDir);
+  await ensureDir(paths.creditsDir);
+  await ensureDir(paths.authDir);
+
+  // ---- core ---------------------------------------------------------------------------------
+  const instances = new InstanceStore(dataDir, clock, config.plans.trialDays);
+  await instances.load();
+  const credits = new CreditStore(dataDir);
+  await credits.verifyAll();
+  const ledger = new CreditLedger(credits, logger);
+  const bus = new EventBus(logger);
+  const prometheus = config.metrics.mode === 'off' ? null : createGatewayMetrics({ connectionStatuses: () => [...manager.all()].map((e) => e.connection.status) }, { defaultMetrics: parts.defaultMetrics ?? true });
+  const metrics = prometheus?.sink ?? noMetrics;
+  const now = (): string => new Date(clock.now()).toISOString();
+
+  // What connections report becomes events; observers (`gateway pair`) hear status and QR too.
+  const hooksFor = (id: string): ConnectionHooks => ({
+    onStatus: (change) => {
+      status.connectionChanged(id, change);
+      manager.notify(id, { type: 'status', change });
+    },
+    onQr: (qr) => {
+      bus.publish({ type: 'qr.updated', instanceId: id, timestamp: now(), data: { qr } }).catch((err: unknown) => logger.error({ err, instanceId: id }, 'could not store qr.updated'));
+      manager.notify(id, { type: 'qr', qr });
+    },
+    onMessage: (message) => bus.publish({ type: 'message.received', instanceId: id, timestamp: now(), data: message }),
+  });
+  const manager = new ConnectionManager({
+    sandboxFactory: (record, hooks) => new SandboxConnection(record.id, hooks, { authDir: paths.authDir, now: () => clock.now() }),
+    whatsappFactory: async () => {
+      const options: BaileysOptions = { dataDir, logger, settings: config.baileys, clock };
+      if (parts.whatsapp) return parts.whatsapp(options);
+      const { createBaileysConnectionFactory } = await import('../connection/baileys/connection.js');
+      return createBaileysConnectionFactory(options);
+    },
+    hooksFor,
+    logger,
+    pacing: config.sending,
+    sendsPerMinute: config.rateLimit.sendsPerMinute,
+    now: () => clock.now(),
+    maxConcurrentConnects: config.baileys.maxConcurrentConnects,
+  });
+  const status = new StatusReporter({ instances, ledger, manager, bus, clock, logger, offline: mode === 'offline' });
+  const sender = new SendService({ instances, ledger, manager, clock, logger, metrics, typing: config.sending.typing, planChanged: (id) => status.planChanged(id) });
+  const core: Core = {
+    mode,
+    dataDir,
+    paths,
+    config,
+    serverSecret: serverSecret(dataDir, config.serverSecretHash),
+    clock,
+    logger,
+    instances,
+    credits,
+    ledger,
+    bus,
+    manager,
+    status,
+    sender,
+    metrics,
+  };
+
+  // ---- features -----------------------------------------------------------------------------
+  const webhooks = await webhooksFeature(core, parts.webhooks);
+  const flows = flowsFeature(core);
+  const features: Feature[] = [webhooks, flows];
+  for (const f of features) for (const c of f.consumers ?? []) bus.register(c.consumer, { critical: c.critical ?? false });
+  for (const f of features) for (const [name, g] of Object.entries(f.gauges ?? {})) prometheus?.addGauge(name, g.help, g.read);
+
+  const lifecycle = new InstanceLifecycle(
+    core,
+    features.flatMap((f) => (f.removeInstance ? [f.removeInstance.bind(f)] : [])),
+    parts.logoutTimeoutMs ?? 10_000,
+  );
+  const routes: RouteDef[] = [
+    ...instanceRoutes(core, lifecycle),
+    ...sendingRoutes(core),
+    ...sandboxRoutes(core),
+    ...features.flatMap((f) => f.routes ?? []),
+    ...metricsRoutes(config.metrics.mode, prometheus?.registry ?? null),
+    ...controlRoutes(core),
+    ...operationsRoutes(() => routes),
+  ];
+  const limiter = new AuthFailureLimiter(config.rateLimit.authFailures, config.rateLimit.authWindowMs, () => clock.now());
+  const app = createApp({
+    routes,
+    auth: { instances, serverSecretHash: () => core.serverSecret.hash(), limiter, ...(parts.sessions ? { sessions: parts.sessions } : {}) },
+    logger,
+    metrics,
+  });
+
+  let stopping: Promise<void> | null = null;
+  return {
+    core,
+    app,
+    routes,
+    lifecycle,
+    flows,
+    webhooks: webhooks.deliverer,
+    async start() {
+      for (const f of features) await f.start?.();
+      if (mode !== 'daemon') return;
+      status.start();
+      await lifecycle.resumeDeletes();
+      // Not awaited: connections open in the background, a few at a time.
+      void manager.startAll(instances.list()).catch((err: unknown) => logger.error({ err }, 'starting connections failed'));
+    },
+    stop() {
+      stopping ??= (async () => {
+        status.stop();
+        await manager.stopAll();
+        for (const f of [...features].reverse()) await f.stop?.().catch((err: unknown) => logger.error({ err, feature: f.name }, 'feature stop failed'));
+        await ledger.drain();
+        prometheus?.registry.clear();
+      })();
+      return stopping;
+    },
+  };
+}

@@ -1,0 +1,75 @@
+import type { Clock } from '../domain/clock.js';
+import type { Logger } from 'pino';
+import { errorMessage } from '../domain/errors.js';
+import { compileFlow, type CompiledFlow } from './compiled.js';
+import type { FlowFiles } from './store.js';
+import type { StoredFlow } from './types.js';
+import { validateFlow } from './validate.js';
+
+interface Entry {
+  stored: StoredFlow | null;
+  compiled: CompiledFlow | null;
+}
+
+/**
+ * Each instance's flow: read once from flow.json, compiled, and kept; setting or clearing one
+ * writes the file and replaces the kept copy (this process is the only writer).
+ */
+export class FlowDefinitions {
+  private readonly loaded = new Map<string, Promise<Entry>>();
+
+  constructor(
+    private readonly files: FlowFiles,
+    private readonly clock: Clock,
+    private readonly log: Logger,
+  ) {}
+
+  private entry(id: string): Promise<Entry> {
+    let e = this.loaded.get(id);
+    if (!e) {
+      e = this.load(id);
+      this.loaded.set(id, e);
+    }
+    return e;
+  }
+
+  private async load(id: string): Promise<Entry> {
+    const stored = await this.files.readFlow(id);
+    if (!stored) return { stored: null, compiled: null };
+    try {
+      return { stored, compiled: compileFlow(stored.flow) };
+    } catch (err) {
+      this.log.error({ instanceId: id, err: errorMessage(err) }, 'stored flow is invalid; the bot is off for this instance until it is set again');
+      return { stored, compiled: null };
+    }
+  }
+
+  async get(id: string): Promise<StoredFlow | null> {
+    return (await this.entry(id)).stored;
+  }
+
+  async compiled(id: string): Promise<CompiledFlow | null> {
+    return (await this.entry(id)).compiled;
+  }
+
+  /** Stores a validated flow (validate with parseFlowBody or validateFlow first). */
+  async set(id: string, input: unknown): Promise<StoredFlow> {
+    const flow = validateFlow(input);
+    const stored = await this.files.writeFlow(id, flow, this.clock.now());
+    this.loaded.set(id, Promise.resolve({ stored, compiled: compileFlow(flow) }));
+    this.log.info({ instanceId: id, flow: flow.name, revision: stored.revision }, 'flow set');
+    return stored;
+  }
+
+  /** Removes the flow; false when there was none. */
+  async clear(id: string): Promise<boolean> {
+    const had = (await this.entry(id)).stored !== null;
+    await this.files.clearFlow(id);
+    this.loaded.set(id, Promise.resolve({ stored: null, compiled: null }));
+    return had;
+  }
+
+  forget(id: string): void {
+    this.loaded.delete(id);
+  }
+}

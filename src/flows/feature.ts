@@ -1,0 +1,64 @@
+import { readdir } from 'node:fs/promises';
+import type { Core } from '../core/core.js';
+import type { Feature } from '../core/feature.js';
+import { isInstanceId } from '../store/paths.js';
+import { ConversationBook } from './conversations.js';
+import { FlowDefinitions } from './definitions.js';
+import { HandoverBook } from './handovers.js';
+import { flowRoutes } from './routes.js';
+import { FlowRunner } from './runner.js';
+import { FlowFiles } from './store.js';
+
+export interface FlowsFeature extends Feature {
+  readonly runner: FlowRunner;
+  /** Resolves once queued inbound messages were handled and positions written (tests). */
+  idle(): Promise<void>;
+}
+
+/** Chatbot flows with human handover: consumes `message.received`, publishes `conversation.handover`. */
+export function flowsFeature(core: Core): FlowsFeature {
+  const log = core.logger.child({ component: 'flows' });
+  const files = new FlowFiles(core.dataDir);
+  const definitions = new FlowDefinitions(files, core.clock, log);
+  const handovers = new HandoverBook(files, core.clock, log);
+  const conversations = new ConversationBook(files, log, 10_000);
+  const runner = new FlowRunner({
+    definitions,
+    handovers,
+    conversations,
+    sender: core.sender,
+    bus: core.bus,
+    clock: core.clock,
+    logger: log,
+    handoverTimeoutMinutes: core.config.flows.handoverTimeoutMinutes,
+    maxPendingPerChat: 100,
+    exists: (id) => core.instances.get(id) !== undefined,
+  });
+  return {
+    name: 'flows',
+    runner,
+    routes: flowRoutes(definitions, handovers),
+    consumers: core.mode === 'daemon' ? [{ consumer: runner }] : [],
+    async start() {
+      if (core.mode !== 'daemon') return;
+      // Handovers of every instance that has a flow directory, so their expiries are watched.
+      const names = await readdir(files.root).catch(() => [] as string[]);
+      await handovers.preload(names.filter((n) => isInstanceId(n) && core.instances.get(n) !== undefined));
+    },
+    async removeInstance(id) {
+      definitions.forget(id);
+      handovers.forget(id);
+      conversations.forget(id);
+      await files.removeInstance(id);
+    },
+    async idle() {
+      await runner.idle();
+      await conversations.flush();
+    },
+    async stop() {
+      handovers.stop();
+      await runner.stop();
+      await conversations.flush();
+    },
+  };
+}

@@ -1,0 +1,80 @@
+import type { IncomingMessage } from 'node:http';
+import type { Context } from 'koa';
+import { GatewayError } from '../domain/errors.js';
+import type { InstanceRecord } from '../domain/types.js';
+import { isInstanceId } from '../store/paths.js';
+import { verifySecret } from '../store/secrets.js';
+import type { AuthFailureLimiter } from './auth-limiter.js';
+import type { Principal, RouteAuth } from './route.js';
+
+/**
+ * Requests that arrived on the control socket (DATA_DIR/control.sock, mode 0600 in a 0700 dir):
+ * only the gateway's own user can open it, who can read the data dir anyway, so they are trusted
+ * like the server secret and may use every instance's routes.
+ */
+export const controlRequests = new WeakSet<IncomingMessage>();
+
+/** Panel sessions plug in here: a signed-in browser is a principal too. */
+export interface SessionResolver {
+  /** The session of this request, if it carries a valid one; throws 401/403 for a bad CSRF token. */
+  principal(ctx: Context): Principal | null;
+}
+
+export interface AuthDeps {
+  instances: { get(id: string): InstanceRecord | undefined };
+  /** Read per request: `gateway init --force` replaces it in a running daemon. */
+  serverSecretHash(): string | null;
+  limiter: AuthFailureLimiter;
+  sessions?: SessionResolver;
+}
+
+export interface Authenticated {
+  principal: Principal;
+  instance?: InstanceRecord;
+}
+
+function header(ctx: Context, name: string): string | undefined {
+  const v = ctx.get(name);
+  return v === '' ? undefined : v;
+}
+
+function unauthorized(ctx: Context, deps: AuthDeps, message: string): never {
+  deps.limiter.fail(ctx.ip);
+  throw new GatewayError('UNAUTHORIZED', message);
+}
+
+/**
+ * Who may call a route of kind `auth`, for this request. A missing key, a wrong key and an unknown
+ * or malformed id all get the same 401, so the answer never reveals whether an instance exists;
+ * only trusted callers (the local CLI, an admin session) learn that an id is unknown (404).
+ */
+export function authenticate(ctx: Context, auth: RouteAuth, deps: AuthDeps): Authenticated {
+  if (auth === 'public') return { principal: { kind: 'anonymous' } };
+  const control = controlRequests.has(ctx.req);
+  if (auth === 'control') {
+    if (!control) throw new GatewayError('NOT_FOUND', `no route for ${ctx.method} ${ctx.path.slice(0, 100)}`);
+    return { principal: { kind: 'control' } };
+  }
+  const session = control ? null : (deps.sessions?.principal(ctx) ?? null);
+  if (auth === 'admin') {
+    if (control) return { principal: { kind: 'control' } };
+    if (session?.kind === 'session' && session.role === 'admin') return { principal: session };
+    if (verifySecret(header(ctx, 'x-api-secret'), deps.serverSecretHash())) return { principal: { kind: 'server-secret' } };
+    return unauthorized(ctx, deps, 'missing or invalid X-API-Secret');
+  }
+  // auth === 'instance'
+  const id = String((ctx.params as Record<string, string> | undefined)?.id ?? '');
+  const record = isInstanceId(id) ? deps.instances.get(id) : undefined;
+  if (control || (session?.kind === 'session' && session.role === 'admin')) {
+    if (!record) throw new GatewayError('NOT_FOUND', `no instance with id ${JSON.stringify(id.slice(0, 60))}`);
+    return { principal: control ? { kind: 'control' } : session!, instance: record };
+  }
+  if (session?.kind === 'session' && session.role === 'instance') {
+    if (!record || session.instanceId !== record.id) return unauthorized(ctx, deps, 'this panel session is for another instance');
+    return { principal: session, instance: record };
+  }
+  if (!verifySecret(header(ctx, 'x-api-key'), record?.keyHash) || !record) {
+    return unauthorized(ctx, deps, 'missing or invalid X-API-Key for this instance');
+  }
+  return { principal: { kind: 'instance-key', instanceId: record.id }, instance: record };
+}

@@ -1,0 +1,54 @@
+import type { Context, Middleware } from 'koa';
+import type { Logger } from 'pino';
+import { GatewayError } from '../domain/errors.js';
+
+/** Writes the DESIGN.md error body. 5xx messages not written for clients are replaced. */
+export function renderError(ctx: Context, err: GatewayError): void {
+  ctx.status = err.status;
+  if (err.retryAfter !== undefined) ctx.set('Retry-After', String(err.retryAfter));
+  const message = err.expose ? err.message : 'internal error';
+  ctx.body = { success: false, error: { code: err.expose ? err.code : 'INTERNAL', message, ...(err.expose ? err.detail : undefined) } };
+}
+
+/** Maps errors thrown by body parsers (formidable, raw-body) to contract codes. */
+function fromParserError(err: unknown): GatewayError | null {
+  if (typeof err !== 'object' || err === null) return null;
+  const e = err as { status?: number; statusCode?: number; httpCode?: number; type?: string; message?: string };
+  const status = e.status ?? e.statusCode ?? e.httpCode;
+  if (e.type === 'entity.parse.failed') return new GatewayError('INVALID_JSON', 'request body is not valid JSON');
+  if (status === 413 || e.type === 'entity.too.large') return new GatewayError('PAYLOAD_TOO_LARGE', 'request body is too large');
+  if (status === 415 || e.type === 'encoding.unsupported' || e.type === 'charset.unsupported') {
+    return new GatewayError('UNSUPPORTED_MEDIA_TYPE', 'unsupported content encoding or charset');
+  }
+  if (status === 400 || e.type === 'request.aborted' || e.type === 'request.size.invalid') {
+    return new GatewayError('INVALID_FIELD', 'malformed request body');
+  }
+  return null;
+}
+
+/**
+ * Renders every failure as the contract's error body: GatewayErrors by their code, parser errors
+ * mapped to their 4xx, anything else a logged 500 with no detail for the client.
+ */
+export function errorMiddleware(logger: Logger): Middleware {
+  return async (ctx, next) => {
+    try {
+      await next();
+      if (ctx.status === 404 && ctx.body === undefined) {
+        throw new GatewayError('NOT_FOUND', `no route for ${ctx.method} ${ctx.path.slice(0, 100)}`);
+      }
+      if (ctx.status === 405 && ctx.body === undefined) {
+        throw new GatewayError('NOT_FOUND', `method ${ctx.method} not allowed here`);
+      }
+    } catch (err) {
+      const known = err instanceof GatewayError ? err : fromParserError(err);
+      if (known) {
+        if (!known.expose) logger.error({ err: known, method: ctx.method, path: ctx.path.slice(0, 200) }, 'request failed');
+        renderError(ctx, known);
+        return;
+      }
+      logger.error({ err, method: ctx.method, path: ctx.path.slice(0, 200) }, 'unhandled error');
+      renderError(ctx, new GatewayError('INTERNAL', 'internal error'));
+    }
+  };
+}

@@ -1,0 +1,110 @@
+import { readdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Core } from '../core/core.js';
+import { GatewayError, storageError } from '../domain/errors.js';
+import type { InstanceRecord, WebhookSettings } from '../domain/types.js';
+import type { LogoutOutcome } from '../connection/types.js';
+import type { CreatedInstance, CreateInstanceInput } from '../store/instances.js';
+import { isInstanceId } from '../store/paths.js';
+
+export interface DeleteResult {
+  instanceId: string;
+  /** What became of the WhatsApp device: logged out, never paired, or WhatsApp could not be reached. */
+  logout: LogoutOutcome | 'not-connected' | 'failed';
+}
+
+/**
+ * Creating and deleting instances, and the plan and key changes around them: the one path for the
+ * REST routes and (through them) the CLI.
+ */
+export class InstanceLifecycle {
+  constructor(
+    private readonly core: Core,
+    /** What each feature stores for an instance goes through these on delete. */
+    private readonly removers: ReadonlyArray<(id: string) => Promise<void>>,
+    private readonly logoutTimeoutMs: number,
+  ) {}
+
+  /** Creates an instance with its starting credits (stored first) and starts its connection. */
+  async create(input: CreateInstanceInput, extraCredits = 0): Promise<CreatedInstance> {
+    const { instances, ledger, config, manager, status, mode } = this.core;
+    const credits = extraCredits + config.plans.initialCredits;
+    const created = await instances.create(input, async (id) => {
+      if (credits > 0) await ledger.add(id, credits);
+    });
+    if (mode === 'daemon') await manager.start(created.record);
+    status.planChanged(created.record.id);
+    return created;
+  }
+
+  async addCredits(id: string, amount: number): Promise<void> {
+    this.core.instances.require(id);
+    await this.core.ledger.add(id, amount);
+    this.core.status.planChanged(id);
+  }
+
+  async grantPremium(id: string, days: number): Promise<InstanceRecord> {
+    const record = await this.core.instances.grantPremium(id, days);
+    this.core.status.planChanged(id);
+    return record;
+  }
+
+  async rotateKey(id: string): Promise<string> {
+    return (await this.core.instances.rotateKey(id)).apiKey;
+  }
+
+  async setWebhook(id: string, webhook: WebhookSettings | null): Promise<InstanceRecord> {
+    return this.core.instances.setWebhook(id, webhook);
+  }
+
+  /**
+   * Deletes an instance: first out of service (every route refuses it from then on), then its
+   * device logged out, its sends in flight settled, and every file it has removed; the record goes
+   * last. If anything fails the instance stays marked and a new delete (or the next start) finishes
+   * the job. An unknown id with files left behind (an older interrupted delete) is cleaned too.
+   */
+  async delete(id: string): Promise<DeleteResult> {
+    const { instances, manager, ledger, status, logger } = this.core;
+    let record = instances.getAny(id);
+    if (!record) {
+      if (isInstanceId(id) && (await this.removeFiles(id))) return { instanceId: id, logout: 'not-connected' };
+      throw new GatewayError('NOT_FOUND', `no instance with id ${JSON.stringify(id.slice(0, 60))}`);
+    }
+    if (!record.deleting) record = await instances.markDeleting(id);
+    status.forget(id);
+    const logout = await manager.remove(id, record, this.logoutTimeoutMs);
+    await ledger.forget(id);
+    await this.removeFiles(id);
+    await instances.remove(id);
+    logger.info({ instanceId: id, logout }, 'instance deleted');
+    return { instanceId: id, logout };
+  }
+
+  /** Finishes deletions a crash or a full disk interrupted. */
+  async resumeDeletes(): Promise<void> {
+    for (const r of this.core.instances.deleting()) {
+      await this.delete(r.id).catch((err: unknown) => this.core.logger.error({ err, instanceId: r.id }, 'could not finish deleting an instance'));
+    }
+  }
+
+  /** Removes every file of `id`; true when there was something to remove. */
+  private async removeFiles(id: string): Promise<boolean> {
+    const { paths } = this.core;
+    let found = false;
+    const remove = async (path: string): Promise<void> => {
+      try {
+        await rm(path, { recursive: true, force: false });
+        found = true;
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw storageError(err, `removing ${path}`);
+      }
+    };
+    for (const removeFeatureFiles of this.removers) await removeFeatureFiles(id);
+    await remove(paths.credits(id));
+    const auth = await readdir(paths.authDir).catch(() => [] as string[]);
+    for (const name of auth) if (name === id || name.startsWith(`${id}.`)) await remove(join(paths.authDir, name));
+    // Feature directories named after the instance (outbox, flows, messages, media): gone or going.
+    for (const dir of [paths.outboxDir, paths.flowsDir, paths.messagesDir, paths.mediaDir]) await remove(join(dir, id));
+    return found;
+  }
+}

@@ -1,0 +1,34 @@
+import Type from 'typebox';
+import { defineRoute, type RouteDef } from '../http/route.js';
+import { openApiDocument } from './document.js';
+
+/** `GET /openapi.json` and `GET /healthz`, without auth. */
+export function operationsRoutes(allRoutes: () => readonly RouteDef[]): RouteDef[] {
+  let doc: unknown = null;
+  return [
+    defineRoute({
+      method: 'GET',
+      path: '/healthz',
+      auth: 'public',
+      operationId: 'health',
+      summary: 'Liveness: 200 while the daemon serves',
+      tags: ['operations'],
+      response: { description: 'Serving.', schema: Type.Object({ ok: Type.Literal(true) }, { additionalProperties: false }), example: { ok: true } },
+      handle: () => ({ ok: true }),
+    }),
+    defineRoute({
+      method: 'GET',
+      path: '/openapi.json',
+      auth: 'public',
+      operationId: 'openapi',
+      summary: 'This OpenAPI 3.1 document',
+      tags: ['operations'],
+      response: { description: 'The document.', schema: Type.Object({ openapi: Type.String() }) },
+      handle({ koa }) {
+        doc ??= openApiDocument(allRoutes());
+        koa.set('Cache-Control', 'no-cache');
+        return doc;
+      },
+    }),
+  ];
+}

@@ -1,0 +1,130 @@
+import Type, { type Static } from 'typebox';
+import { IsoTime, Phone, Quota, closed } from './common.js';
+import { EVENT_TYPES, InstanceStatusSchema } from './events.js';
+
+export const EventTypeSchema = Type.Enum([...EVENT_TYPES]);
+
+/** Where an instance's events go. The secret is kept in clear (it signs deliveries); the file is 0600. */
+export const WebhookSettingsSchema = closed({
+  url: Type.String({ minLength: 1, maxLength: 2048 }),
+  secret: Type.Union([Type.String({ minLength: 1, maxLength: 512 }), Type.Null()]),
+  /** null = every event type. */
+  events: Type.Union([Type.Array(EventTypeSchema), Type.Null()]),
+});
+export type WebhookSettings = Static<typeof WebhookSettingsSchema>;
+
+/** One instance as stored in instances.json: cold data that changes rarely. */
+export const InstanceRecordSchema = closed({
+  id: Type.String(),
+  name: Type.String(),
+  owner: Type.String(),
+  sandbox: Type.Boolean(),
+  /** "sha256:<hex>" of the API key; the key itself is never stored. */
+  keyHash: Type.String(),
+  createdAt: Type.String(),
+  premiumUntil: Type.Union([Type.String(), Type.Null()]),
+  webhook: Type.Union([WebhookSettingsSchema, Type.Null()]),
+  /** Set while the instance is being deleted: it is out of service, and a new delete finishes the job. */
+  deleting: Type.Optional(Type.Literal(true)),
+});
+export type InstanceRecord = Static<typeof InstanceRecordSchema>;
+
+export const InstancesDocSchema = closed({
+  version: Type.Literal(1),
+  instances: Type.Record(Type.String(), InstanceRecordSchema),
+  /** Owners whose first instance already received the trial. */
+  owners: Type.Record(Type.String(), closed({ trialInstanceId: Type.String(), trialGrantedAt: Type.String() })),
+});
+export type InstancesDoc = Static<typeof InstancesDocSchema>;
+
+/** How the API shows a webhook: never the secret. */
+export const WebhookView = closed({
+  url: Type.String(),
+  signed: Type.Boolean(),
+  events: Type.Union([Type.Array(EventTypeSchema), Type.Literal('all')]),
+});
+
+/** An instance as the admin routes and the CLI show it. */
+export const InstanceView = closed({
+  instanceId: Type.String(),
+  name: Type.String(),
+  owner: Type.String(),
+  sandbox: Type.Boolean(),
+  status: InstanceStatusSchema,
+  reason: Type.Union([Type.String(), Type.Null()]),
+  premium: Type.Boolean(),
+  premiumUntil: Type.Union([IsoTime, Type.Null()]),
+  credits: Type.Integer({ minimum: 0 }),
+  quotaRemaining: Quota,
+  createdAt: IsoTime,
+  webhook: Type.Union([WebhookView, Type.Null()]),
+});
+export type InstanceViewT = Static<typeof InstanceView>;
+
+/** The status and plan of one instance (GET /api/{id}/status). */
+export const StatusBody = closed({
+  success: Type.Literal(true),
+  instanceId: Type.String(),
+  status: InstanceStatusSchema,
+  reason: Type.Union([Type.String(), Type.Null()], { description: 'Why, in a few words (the last connection event).' }),
+  premium: Type.Boolean(),
+  premiumUntil: Type.Union([IsoTime, Type.Null()]),
+  quotaRemaining: Quota,
+});
+
+/** One instance with `success` (admin routes). */
+export const InstanceBody = Type.Object({ success: Type.Literal(true), ...InstanceView.properties }, { additionalProperties: false });
+export const InstanceWithKeyBody = Type.Object(
+  { success: Type.Literal(true), ...InstanceView.properties, apiKey: Type.String({ description: 'The API key, shown once.' }) },
+  { additionalProperties: false },
+);
+
+const WebhookSecretInput = Type.String({ minLength: 1, maxLength: 512, description: 'Signs deliveries. `whsec_<base64>` (at least 24 bytes) is the Standard Webhooks form.' });
+
+export const CreateInstanceInput = closed({
+  name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+  owner: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'The customer; the first instance of an owner gets the trial.' })),
+  sandbox: Type.Optional(Type.Boolean({ description: 'A simulated connection for tests and integration work.' })),
+  webhookUrl: Type.Optional(Type.String({ minLength: 1, maxLength: 2048 })),
+  webhookSecret: Type.Optional(WebhookSecretInput),
+  webhookEvents: Type.Optional(Type.Array(EventTypeSchema, { minItems: 1, maxItems: EVENT_TYPES.length, uniqueItems: true })),
+  credits: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000_000_000 })),
+  premiumDays: Type.Optional(Type.Integer({ minimum: 0, maximum: 36_500, description: 'Premium days on top of any trial.' })),
+});
+
+export const WebhookInput = closed({
+  url: Type.Optional(Type.String({ minLength: 1, maxLength: 2048, description: 'Required when the instance has no webhook yet.' })),
+  secret: Type.Optional(Type.Union([WebhookSecretInput, Type.Null()], { description: 'Absent: keep the current secret; null: remove it.' })),
+  events: Type.Optional(Type.Union([Type.Array(EventTypeSchema, { minItems: 1, maxItems: EVENT_TYPES.length, uniqueItems: true }), Type.Null()], { description: 'Absent: keep; null: every event type.' })),
+});
+
+export const WebhookBody = closed({
+  success: Type.Literal(true),
+  instanceId: Type.String(),
+  webhook: Type.Union([WebhookView, Type.Null()]),
+});
+
+export const ListInstancesQuery = closed({
+  owner: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 100 })),
+  cursor: Type.Optional(Type.String({ maxLength: 200, description: 'nextCursor of the previous page.' })),
+});
+
+export const InstanceListBody = closed({
+  success: Type.Literal(true),
+  instances: Type.Array(InstanceView),
+  nextCursor: Type.Union([Type.String(), Type.Null()]),
+});
+
+export const CreditsInput = closed({ add: Type.Integer({ minimum: 1, maximum: 1_000_000_000_000 }) });
+export const PremiumInput = closed({ days: Type.Integer({ minimum: 1, maximum: 36_500 }) });
+export const PairingCodeInput = closed({ phone: Phone });
+
+export const DeletedBody = closed({
+  success: Type.Literal(true),
+  instanceId: Type.String(),
+  deleted: Type.Literal(true),
+  logout: Type.Enum(['logged-out', 'not-paired', 'unreachable', 'not-connected', 'failed'], {
+    description: 'What became of the WhatsApp device: unreachable means remove it on the phone (Linked devices).',
+  }),
+});

@@ -1,0 +1,79 @@
+import { basename } from 'node:path';
+import type { Core } from '../core/core.js';
+import { GatewayError } from '../domain/errors.js';
+import { defineRoute, type RouteDef } from '../http/route.js';
+import { parseInput } from '../schemas/check.js';
+import { SendBody, SendMediaBody, SendMediaFields, SendTextInput } from '../schemas/send.js';
+import { mentionJids, recipient } from './address.js';
+import { detectMedia } from './media-type.js';
+import { withUpload } from './upload.js';
+
+const SEND_ERRORS = ['MISSING_FIELD', 'INVALID_FIELD', 'INVALID_PHONE', 'PREMIUM_REQUIRED', 'QUOTA_EXHAUSTED', 'CONNECTION_NOT_READY', 'STORAGE_UNAVAILABLE', 'RATE_LIMITED'] as const;
+
+/** Sending text and media; each costs one credit on a non-premium instance. */
+export function sendingRoutes(core: Core): RouteDef[] {
+  return [
+    defineRoute({
+      method: 'POST',
+      path: '/api/:id/send',
+      auth: 'instance',
+      operationId: 'sendText',
+      summary: 'Send a text message',
+      description: 'To `phone` (E.164) or `to` (a chat id: phone JID, LID or group). Costs one credit on a non-premium instance, debited only once the message was sent.',
+      tags: ['messages'],
+      body: SendTextInput,
+      example: { phone: '+15551234567', message: 'Hello!' },
+      response: {
+        description: 'Sent.',
+        schema: SendBody,
+        example: { success: true, instanceId: 'inst_k3J9xQ2mVb7n', messageId: '3EB0C767F26D4C4A5B8A', to: '15551234567@s.whatsapp.net', quotaRemaining: '41' },
+      },
+      errors: SEND_ERRORS,
+      async handle({ instance, body }) {
+        const to = recipient(body);
+        const mentions = mentionJids(body.mentions);
+        const result = await core.sender.send(instance.id, {
+          kind: 'text',
+          to,
+          text: body.message,
+          ...(body.replyTo !== undefined ? { replyTo: body.replyTo } : {}),
+          ...(mentions ? { mentions } : {}),
+        });
+        return { success: true, instanceId: instance.id, messageId: result.messageId, to, quotaRemaining: result.quotaRemaining };
+      },
+    }),
+
+    defineRoute({
+      method: 'POST',
+      path: '/api/:id/send-media',
+      auth: 'instance',
+      operationId: 'sendMedia',
+      summary: 'Send a file (image, video, audio or document)',
+      description: 'multipart/form-data: `file` (required), `phone` or `to`, `caption`, `replyTo`. The type comes from the file content, not its name. Limit: media.maxBytes (16 MiB).',
+      tags: ['messages'],
+      multipart: SendMediaFields,
+      response: { description: 'Sent.', schema: SendMediaBody },
+      errors: [...SEND_ERRORS, 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE'],
+      async handle({ koa, instance }) {
+        return withUpload(koa, core.config.media.maxBytes, async (file, raw) => {
+          const fields = parseInput(SendMediaFields, raw);
+          const to = recipient(fields);
+          if (!file) throw new GatewayError('MISSING_FIELD', 'file is required');
+          const media = await detectMedia(file.filepath, file.mimetype);
+          const fileName = basename(file.originalFilename ?? 'file').slice(0, 200) || 'file';
+          const result = await core.sender.send(instance.id, {
+            kind: 'media',
+            to,
+            mediaType: media.mediaType,
+            mimetype: media.mimetype,
+            path: file.filepath,
+            fileName,
+            ...(fields.caption !== undefined && fields.caption !== '' ? { caption: fields.caption } : {}),
+            ...(fields.replyTo !== undefined ? { replyTo: fields.replyTo } : {}),
+          });
+          return { success: true, instanceId: instance.id, messageId: result.messageId, to, quotaRemaining: result.quotaRemaining, mediaType: media.mediaType };
+        });
+      },
+    }),
+  ];
+}

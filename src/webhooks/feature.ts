@@ -1,0 +1,55 @@
+import type { Core } from '../core/core.js';
+import type { Feature } from '../core/feature.js';
+import { WebhookDeliverer } from './deliverer.js';
+import { webhookRoutes } from './routes.js';
+import { systemResolver, type Resolver } from './target-policy.js';
+import { systemTimers, type Timers } from './timers.js';
+
+/** Test seams of webhook delivery; production uses the defaults. */
+export interface WebhookSeams {
+  /** How retries wait; tests pass ManualTimers to run a schedule of hours without sleeping. */
+  timers?: Timers;
+  /** Jitter source in [0, 1); 0.5 gives the exact configured delays. */
+  random?: () => number;
+  /** DNS for the delivery-time SSRF check and the connection itself. */
+  resolver?: Resolver;
+  userAgent?: string;
+  /** How long shutdown waits for attempts in flight before aborting them (they stay pending). */
+  stopGraceMs?: number;
+}
+
+export const DEFAULT_USER_AGENT = 'wa-gateway-webhooks/0.1 (+https://www.standardwebhooks.com)';
+
+/**
+ * Webhook delivery: the durable outbox is a critical event consumer (an event that could not be
+ * stored fails its publish, so it is not acknowledged upstream); the daemon delivers, a CLI
+ * command (no daemon) only reads, re-queues and removes.
+ */
+export async function webhooksFeature(core: Core, seams: WebhookSeams = {}): Promise<Feature & { deliverer: WebhookDeliverer }> {
+  const deliverer = new WebhookDeliverer({
+    dataDir: core.dataDir,
+    settings: core.config.webhooks,
+    instances: core.instances,
+    clock: core.clock,
+    timers: seams.timers ?? systemTimers,
+    random: seams.random ?? Math.random,
+    resolver: seams.resolver ?? systemResolver,
+    logger: core.logger.child({ part: 'webhooks' }),
+    metrics: core.metrics,
+    userAgent: seams.userAgent ?? DEFAULT_USER_AGENT,
+    stopGraceMs: seams.stopGraceMs ?? 2_000,
+  });
+  await deliverer.outbox.load();
+  return {
+    name: 'webhooks',
+    deliverer,
+    routes: webhookRoutes(core, deliverer),
+    consumers: [{ consumer: deliverer, critical: true }],
+    gauges: { gateway_outbox_depth: { help: 'Webhook deliveries waiting to be delivered (pending or retrying).', read: () => deliverer.pendingCount() } },
+    start() {
+      if (core.mode === 'daemon') deliverer.start();
+    },
+    removeInstance: (id) => deliverer.outbox.removeInstance(id),
+    stop: () => deliverer.stop(),
+  };
+}

@@ -1,0 +1,84 @@
+import Type from 'typebox';
+import type { Core } from '../core/core.js';
+import { GatewayError } from '../domain/errors.js';
+import { defineRoute, type RouteDef } from '../http/route.js';
+import { closed } from '../schemas/common.js';
+import { WebhookBody, WebhookInput } from '../schemas/instance.js';
+import { DeliveriesBody, DeliveriesQuery, RedeliverBody } from '../schemas/webhook.js';
+import type { WebhookDeliverer } from './deliverer.js';
+import { summarise } from './delivery-record.js';
+import { applyWebhookChange, webhookView } from './settings.js';
+
+/** The instance's webhook (where, signed how, which events) and its deliveries. */
+export function webhookRoutes(core: Core, deliverer: WebhookDeliverer): RouteDef[] {
+  return [
+    defineRoute({
+      method: 'PUT',
+      path: '/api/:id/webhook',
+      auth: 'instance',
+      operationId: 'setWebhook',
+      summary: 'Set where events go, the secret that signs them, and which events',
+      description: 'Fields left out keep their value: a new url alone keeps the secret and the events filter. `"secret": null` removes the secret; `"events": null` subscribes to every event type.',
+      tags: ['webhooks'],
+      body: WebhookInput,
+      example: { url: 'https://example.com/hook', secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', events: ['message.received', 'message.status'] },
+      response: { description: 'The webhook as stored (never the secret).', schema: WebhookBody },
+      errors: ['MISSING_FIELD', 'INVALID_FIELD'],
+      async handle({ instance, body }) {
+        const webhook = await applyWebhookChange(instance.webhook, body, core.config.webhooks.allowPrivateTargets);
+        const record = await core.instances.setWebhook(instance.id, webhook);
+        return { success: true, instanceId: instance.id, webhook: webhookView(record.webhook) };
+      },
+    }),
+
+    defineRoute({
+      method: 'DELETE',
+      path: '/api/:id/webhook',
+      auth: 'instance',
+      operationId: 'removeWebhook',
+      summary: 'Stop sending events (deliveries already queued are still attempted)',
+      tags: ['webhooks'],
+      response: { description: 'Removed.', schema: closed({ success: Type.Literal(true), instanceId: Type.String(), webhook: Type.Null() }) },
+      async handle({ instance }) {
+        await core.instances.setWebhook(instance.id, null);
+        return { success: true, instanceId: instance.id, webhook: null };
+      },
+    }),
+
+    defineRoute({
+      method: 'GET',
+      path: '/api/:id/webhook/deliveries',
+      auth: 'instance',
+      operationId: 'listDeliveries',
+      summary: 'Recent webhook deliveries, newest first: status, attempts, last error',
+      tags: ['webhooks'],
+      query: DeliveriesQuery,
+      response: { description: 'Deliveries.', schema: DeliveriesBody },
+      errors: ['INVALID_FIELD'],
+      async handle({ instance, query }) {
+        const all = (await deliverer.outbox.list(instance.id)).map(summarise);
+        const counts = { pending: 0, delivered: 0, failed: 0 };
+        for (const d of all) counts[d.status] += 1;
+        const newestFirst = all.sort((a, b) => b.createdAt.localeCompare(a.createdAt) || b.id.localeCompare(a.id));
+        const shown = newestFirst.filter((d) => query.status === undefined || d.status === query.status).slice(0, query.limit ?? 50);
+        return { success: true, instanceId: instance.id, counts, deliveries: shown };
+      },
+    }),
+
+    defineRoute({
+      method: 'POST',
+      path: '/api/:id/webhook/deliveries/:deliveryId/redeliver',
+      auth: 'instance',
+      operationId: 'redeliver',
+      summary: 'Queue a finished (usually failed) delivery again, with the same webhook-id',
+      tags: ['webhooks'],
+      response: { description: 'Queued (or still pending).', schema: RedeliverBody },
+      errors: ['NOT_FOUND'],
+      async handle({ instance, params }) {
+        const result = await deliverer.redeliver(instance.id, params.deliveryId!);
+        if (result.outcome === 'not-found') throw new GatewayError('NOT_FOUND', `no delivery ${JSON.stringify(params.deliveryId!.slice(0, 60))} for this instance`);
+        return { success: true, instanceId: instance.id, requeued: result.outcome === 'requeued', delivery: summarise(result.record) };
+      },
+    }),
+  ];
+}
