@@ -14,7 +14,7 @@ const rule: SchemaObject = {
   oneOf: [
     closed(obj({ equals: str('Whole text equals this.', { maxLength: FLOW_LIMITS.matcher }), next }, ['equals'])),
     closed(obj({ contains: str('Text contains this.', { maxLength: FLOW_LIMITS.matcher }), next }, ['contains'])),
-    closed(obj({ regex: str('A regular expression; one that could backtrack catastrophically is refused.', { maxLength: FLOW_LIMITS.regexSource }), next }, ['regex'])),
+    closed(obj({ regex: str('A regular expression in JavaScript syntax, matched case-insensitively in linear time (RE2); backreferences and lookaround are refused.', { maxLength: FLOW_LIMITS.regexSource }), next }, ['regex'])),
     closed(obj({ any: { const: true }, next }, ['any'])),
   ],
 };
