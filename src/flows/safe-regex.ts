@@ -1,7 +1,17 @@
 import { RE2JS, RE2JSException } from 're2js';
+
+type RE2JSDfa = RE2JS['re2Input']['lazyDFA'];
 import { RegexRefused, toRe2Syntax } from './regex-syntax.js';
 
 export { RegexRefused } from './regex-syntax.js';
+
+/**
+ * How much lazily built DFA a compiled regex may keep between matches (re2js's own estimate, in
+ * bytes). re2js keeps up to 8 MiB per pattern and a flow may hold thousands of patterns, so hostile
+ * messages against state-hungry patterns could otherwise pin gigabytes; past this the cache is
+ * dropped after the match and rebuilt on demand, which costs what building it cost the first time.
+ */
+const DFA_KEEP_BYTES = 64 * 1024;
 
 /**
  * A flow regex. Flow regexes never run on JavaScript's backtracking engine: they run on re2js, a
@@ -51,6 +61,15 @@ export class SafeRegex {
 
   /** Does the pattern match anywhere in `text`. */
   test(text: string): boolean {
-    return this.re.test(text);
+    const matched = this.re.test(text);
+    if (this.cachedBytes > DFA_KEEP_BYTES) this.re.re2().lazyDFA.clearCache();
+    return matched;
+  }
+
+  /** re2js's estimate of the DFA it keeps cached for this pattern. */
+  get cachedBytes(): number {
+    // `lazyDFA` is null until the first DFA match, whatever its declared type says.
+    const dfa = this.re.re2().lazyDFA as RE2JSDfa | null;
+    return dfa === null ? 0 : dfa.stateBudget - dfa.memBudget;
   }
 }

@@ -108,6 +108,23 @@ test('a hostile input against a polynomial pattern is answered in linear time', 
   t.true(performance.now() - started < 1000);
 });
 
+test('hostile messages against a state-hungry pattern leave a bounded DFA cache behind', (t) => {
+  // Each new 4 KiB message of random a/b builds thousands of DFA states for this pattern; re2js
+  // would keep up to 8 MiB of them per pattern, and a flow may hold thousands of patterns.
+  const re = compile('(a|b)*a(a|b){20}c');
+  let seed = 7;
+  const bit = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) & 0x10000 ? 'a' : 'b');
+  let largest = 0;
+  const started = performance.now();
+  for (let i = 0; i < 10; i++) {
+    t.false(re.test(`${Array.from({ length: 4096 }, bit).join('')}xc`)); // the c defeats re2js's literal prefilter
+    largest = Math.max(largest, re.cachedBytes);
+  }
+  t.log(`10 hostile 4 KiB messages: ${((performance.now() - started) / 10).toFixed(1)} ms each, at most ${largest} bytes of DFA kept`);
+  t.true(largest <= 64 * 1024);
+  t.true(re.test(`xx${'a'.repeat(21)}c`), 'still matches after the cache was dropped');
+});
+
 test('backreferences are refused, naming the problem', (t) => {
   for (const p of ['(a)\\1', '(?<n>a)\\k<n>', '(a)(b)\\2']) {
     const err = t.throws(() => compile(p), { instanceOf: RegexRefused }, p);
