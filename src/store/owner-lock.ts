@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { statSync, utimesSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { UserError, errorMessage } from '../domain/errors.js';
-import { OWNER_FILE, inspect, install, removeIf, tokenFile, type LockOwner, type Seen } from './lock-dir.js';
+import { OWNER_FILE, inspect, install, removeIf, removeOwn, tokenFile, type LockOwner, type Seen } from './lock-dir.js';
 import { BOOT_ID, HOST, OWN_START_TIME, processRunning } from './process-identity.js';
 
 export type { LockOwner } from './lock-dir.js';
@@ -285,9 +285,9 @@ class OwnerLock implements HeldLock {
     clearInterval(this.timer);
     LIVE_TOKENS.delete(this.owner.token);
     try {
-      // Only a lock that still carries our token is moved aside, and removeIf checks it again
+      // Only a lock that still carries our token is moved aside, and removeOwn checks it again
       // once it is aside: a lock taken over meanwhile is never removed.
-      if (this.lostError === null && exists(this.marker)) removeIf(this.path, (m) => m.owner?.token === this.owner.token);
+      if (this.lostError === null && exists(this.marker)) removeOwn(this.path, this.owner.token);
     } finally {
       this.leave();
     }
