@@ -26,12 +26,22 @@ function isLeftover(pid: number, mtimeMs: number): boolean {
   return started !== null && mtimeMs < started - CLOCK_MARGIN_MS;
 }
 
+export interface LeftoverOptions {
+  /**
+   * Temp files younger than this are kept whatever their pid says (default 30 s): a writer in
+   * another pid namespace (a container sharing the data dir with the host's CLI) has a pid that
+   * means nothing here, and no atomic write takes that long.
+   */
+  minAgeMs?: number;
+}
+
 /**
  * Removes from `dir` the temp files (and lock scratch directories) of atomic writes whose writer
  * died before renaming them, and never one a live process may still be writing. Returns the names
  * removed. Not recursive: call it for each directory the store writes in.
  */
-export async function removeLeftovers(dir: string): Promise<string[]> {
+export async function removeLeftovers(dir: string, options: LeftoverOptions = {}): Promise<string[]> {
+  const minAgeMs = options.minAgeMs ?? 30_000;
   let names: string[];
   try {
     names = await readdir(dir);
@@ -50,7 +60,7 @@ export async function removeLeftovers(dir: string): Promise<string[]> {
     } catch {
       continue; // renamed into place or removed meanwhile
     }
-    if (!isLeftover(Number(m[2]), mtimeMs)) continue;
+    if (Date.now() - mtimeMs < minAgeMs || !isLeftover(Number(m[2]), mtimeMs)) continue;
     await rm(path, { recursive: true, force: true });
     removed.push(name);
   }

@@ -19,6 +19,8 @@ export interface LockOwner {
   /** Field 22 of /proc/<pid>/stat (clock ticks since boot); null where there is no /proc. */
   startTime: number | null;
   bootId: string | null;
+  /** The pid namespace the pid belongs to (containers); null where /proc does not say. */
+  pidNamespace: string | null;
   host: string;
   /** Random, unique per acquisition: tells this lock from a later one at the same path. */
   token: string;
@@ -27,12 +29,14 @@ export interface LockOwner {
   acquiredAt: string;
 }
 
+/** The shape check of an owner record read from disk. */
 export function isLockOwner(v: unknown): v is LockOwner {
   return (
     isRecord(v) &&
     Number.isSafeInteger(v.pid) &&
     (v.startTime === null || Number.isSafeInteger(v.startTime)) &&
     (v.bootId === null || typeof v.bootId === 'string') &&
+    (v.pidNamespace === null || typeof v.pidNamespace === 'string') &&
     typeof v.host === 'string' &&
     typeof v.token === 'string' &&
     /^[0-9a-f]{32}$/.test(v.token) &&
@@ -41,6 +45,7 @@ export function isLockOwner(v: unknown): v is LockOwner {
   );
 }
 
+/** The empty file whose presence says the lock at `lockPath` is still the one holding `token`. */
 export function tokenFile(lockPath: string, token: string): string {
   return join(lockPath, `${token}.token`);
 }

@@ -3,7 +3,7 @@ import { statSync, utimesSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { UserError, errorMessage } from '../domain/errors.js';
 import { OWNER_FILE, inspect, install, removeIf, removeOwn, tokenFile, type LockOwner, type Seen } from './lock-dir.js';
-import { BOOT_ID, HOST, OWN_START_TIME, processRunning } from './process-identity.js';
+import { BOOT_ID, HOST, OWN_START_TIME, PID_NAMESPACE, processRunning } from './process-identity.js';
 
 export type { LockOwner } from './lock-dir.js';
 
@@ -78,10 +78,15 @@ export class LockBusyError extends UserError {
 /** Tokens of the locks this process holds: a lock with our pid and another token is an orphan. */
 const LIVE_TOKENS = new Set<string>();
 
-/** Whether the process that holds a lock still runs (on another host: assumed, until stale). */
+/**
+ * Whether the process that holds a lock still runs. On another host or in another pid namespace
+ * that cannot be seen: assumed alive, until the lock goes stale.
+ */
 export function ownerAlive(owner: LockOwner): boolean {
   if (owner.host !== HOST) return true;
   if (owner.bootId !== null && BOOT_ID !== null && owner.bootId !== BOOT_ID) return false;
+  // Another pid namespace (a container sharing the data dir): its pids mean nothing here.
+  if (owner.pidNamespace !== null && PID_NAMESPACE !== null && owner.pidNamespace !== PID_NAMESPACE) return true;
   if (owner.pid === process.pid && (owner.startTime === null || owner.startTime === OWN_START_TIME)) return LIVE_TOKENS.has(owner.token);
   return processRunning(owner.pid, owner.startTime);
 }
@@ -99,7 +104,7 @@ function judge(seen: Seen, staleMs: number): Verdict {
 }
 
 function newOwner(kind: string): LockOwner {
-  return { pid: process.pid, startTime: OWN_START_TIME, bootId: BOOT_ID, host: HOST, token: randomBytes(16).toString('hex'), kind, acquiredAt: new Date().toISOString() };
+  return { pid: process.pid, startTime: OWN_START_TIME, bootId: BOOT_ID, pidNamespace: PID_NAMESPACE, host: HOST, token: randomBytes(16).toString('hex'), kind, acquiredAt: new Date().toISOString() };
 }
 
 /**

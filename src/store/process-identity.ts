@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, readlinkSync } from 'node:fs';
 import { hostname } from 'node:os';
 
 /**
@@ -44,6 +44,18 @@ function readTrimmed(file: string): string | null {
 /** This boot's id: a lock written before a reboot names a process that no longer exists. */
 export const BOOT_ID: string | null = readTrimmed('/proc/sys/kernel/random/boot_id');
 export const HOST: string = hostname();
+
+/**
+ * This process's pid namespace ("pid:[4026531836]"): a daemon in a container and a CLI on the host
+ * can share a hostname and a data dir while their pids mean different processes.
+ */
+export const PID_NAMESPACE: string | null = (() => {
+  try {
+    return readlinkSync('/proc/self/ns/pid');
+  } catch {
+    return null;
+  }
+})();
 /** This process's start time as /proc records it (null without /proc). */
 export const OWN_START_TIME: number | null = readProcStat(process.pid)?.startTime ?? null;
 

@@ -4,7 +4,7 @@ import { mkdirSync, readFileSync, readdirSync, renameSync, statSync, utimesSync,
 import { join } from 'node:path';
 import { install, inspect, removeIf, type LockOwner } from '../../src/store/lock-dir.js';
 import { LockBusyError, LockLostError, acquireLock, ownerAlive, readLockOwner, withLock } from '../../src/store/owner-lock.js';
-import { BOOT_ID, HOST } from '../../src/store/process-identity.js';
+import { BOOT_ID, HOST, PID_NAMESPACE } from '../../src/store/process-identity.js';
 import { tempDir } from '../helpers/daemon.js';
 
 // Rules guarded: one holder at a time; a dead owner's lock is taken over at once, a live owner's
@@ -29,7 +29,7 @@ function liveProcess(t: { teardown(fn: () => void): void }): ChildProcess {
 }
 
 function owner(fields: Partial<LockOwner>): LockOwner {
-  return { pid: process.pid, startTime: null, bootId: BOOT_ID, host: HOST, token: 'f'.repeat(32), kind: 'forged', acquiredAt: new Date().toISOString(), ...fields };
+  return { pid: process.pid, startTime: null, bootId: BOOT_ID, pidNamespace: PID_NAMESPACE, host: HOST, token: 'f'.repeat(32), kind: 'forged', acquiredAt: new Date().toISOString(), ...fields };
 }
 
 /** A lock as another process would have left it. */
@@ -117,6 +117,7 @@ test.serial('a reused pid (other start time), another boot, and an orphan of thi
   t.false(ownerAlive(owner({ pid: live.pid!, startTime, bootId: 'another-boot' })), 'lock from before a reboot');
   t.false(ownerAlive(owner({ pid: process.pid, startTime: procStartTime(process.pid) })), 'our pid, a token we do not hold');
   t.true(ownerAlive(owner({ pid: deadPid(), host: 'elsewhere' })), 'another host: cannot tell, alive until stale');
+  t.true(ownerAlive(owner({ pid: deadPid(), pidNamespace: 'pid:[1]' })), 'another pid namespace (a container): cannot tell either');
 
   for (const fields of [{ pid: live.pid!, startTime: startTime + 1 }, { pid: live.pid!, startTime, bootId: 'another-boot' }, { pid: process.pid }]) {
     const path = await lockPath();
