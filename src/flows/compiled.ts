@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { SafeRegex } from './regex/matcher.js';
+import { SafeRegex } from './safe-regex.js';
 import { FLOW_LIMITS, MAX_MATCH_INPUT, type Flow, type Rule } from './types.js';
 import { validateFlow } from './validate.js';
 

@@ -57,7 +57,7 @@ export const FLOW_LIMITS = {
   regexSource: 500,
   /** Bounds of `{n,m}` in a regex. */
   regexRepeat: 100,
-  /** Compiled regex program size (counted repetition expanded). */
+  /** Compiled regex program size in RE2 instructions (counted repetition expanded). */
   regexProgram: 2_000,
   /** Message nodes one inbound message may send in a row (including a handover's text). */
   messageChain: 10,

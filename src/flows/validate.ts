@@ -1,4 +1,4 @@
-import { RegexRefused, SafeRegex } from './regex/matcher.js';
+import { RegexRefused, SafeRegex } from './safe-regex.js';
 import { FLOW_LIMITS, type ConditionNode, type Flow, type FlowNode, type HandoverNode, type MessageNode, type Rule } from './types.js';
 import { isRecord } from '../domain/guards.js';
 

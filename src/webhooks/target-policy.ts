@@ -1,52 +1,79 @@
 import { lookup } from 'node:dns/promises';
-import { BlockList, isIP } from 'node:net';
+import { isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
 
-/** Addresses a webhook must not reach unless `webhooks.allowPrivateTargets` is true. */
-function privateRanges(): BlockList {
-  const list = new BlockList();
-  const v4: Array<[string, number]> = [
-    ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16],
-    ['172.16.0.0', 12], ['192.0.0.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15],
-    ['224.0.0.0', 4], ['240.0.0.0', 4],
-  ];
-  for (const [net, prefix] of v4) list.addSubnet(net, prefix, 'ipv4');
-  const v6: Array<[string, number]> = [
-    ['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8], ['64:ff9b::', 96], ['100::', 64],
-  ];
-  for (const [net, prefix] of v6) list.addSubnet(net, prefix, 'ipv6');
-  return list;
+/**
+ * What a webhook may reach unless `webhooks.allowPrivateTargets` is true: global unicast only.
+ * ipaddr.js's `range()` names every special-purpose block (loopback, private, link-local, CGNAT,
+ * documentation, benchmarking, multicast, reserved, ...) and calls the rest 'unicast'; the forms
+ * that carry an IPv4 address inside an IPv6 one are judged by that IPv4 address (all of them, for
+ * Teredo), because that is where the packets end up.
+ *
+ * The one thing its table lacks, added here: in IPv6 only 2000::/3 is allocated as global unicast
+ * (IANA IPv6 address space registry). Everything else that ipaddr.js leaves 'unicast' is
+ * unallocated or deprecated, such as the IPv4-compatible ::a.b.c.d (RFC 4291) and the dummy prefix
+ * 100:0:0:1::/64 (RFC 9780).
+ */
+const IPV6_GLOBAL_UNICAST = ipaddr.parseCIDR('2000::/3');
+/** The well-known NAT64 prefix; the local-use 64:ff9b:1::/48 (RFC 8215) is not global, so refused whole. */
+const NAT64_WELL_KNOWN = ipaddr.parseCIDR('64:ff9b::/96');
+
+type IPv4 = ipaddr.IPv4;
+type IPv6 = ipaddr.IPv6;
+
+function ipv4(hi: number, lo: number): IPv4 {
+  return new ipaddr.IPv4([hi >> 8, hi & 0xff, lo >> 8, lo & 0xff]);
 }
 
-const BLOCKED = privateRanges();
+/** The IPv4 addresses an IPv6 address of an embedding form carries, or null for other addresses. */
+function embeddedIpv4(address: IPv6, range: string): IPv4[] | null {
+  const p = address.parts as [number, number, number, number, number, number, number, number];
+  switch (range) {
+    case 'ipv4Mapped': // ::ffff:a.b.c.d
+    case 'rfc6145': // ::ffff:0:a.b.c.d, IPv4-translated
+      return [ipv4(p[6], p[7])];
+    case 'rfc6052': // 64:ff9b::a.b.c.d; 64:ff9b:1::/48 gives [] so it is refused
+      return address.match(NAT64_WELL_KNOWN) ? [ipv4(p[6], p[7])] : [];
+    case '6to4': // 2002:AABB:CCDD::/48
+      return [ipv4(p[1], p[2])];
+    case 'teredo': // 2001:0:<server>:<flags>:<port>:<client, inverted>
+      return [ipv4(p[2], p[3]), ipv4(p[6] ^ 0xffff, p[7] ^ 0xffff)];
+    default:
+      return null;
+  }
+}
 
-/** True for loopback, private, link-local (cloud metadata), CGNAT, multicast and reserved addresses. */
+/**
+ * Parses what the socket will connect to. Node's isIP decides what is an address (the URL parser
+ * and getaddrinfo agree with it); an IPv6 text goes through the URL parser first, because
+ * ipaddr.js reads "::a.b.c.d" as "::ffff:a.b.c.d" while the socket connects to ::a.b.c.d.
+ */
+function parseAddress(text: string): IPv4 | IPv6 | null {
+  const bare = text.split('%')[0]!; // a zone id (fe80::1%eth0) changes nothing here
+  const family = isIP(bare);
+  if (family === 4) return ipaddr.IPv4.parse(bare);
+  if (family === 6) return ipaddr.IPv6.parse(new URL(`http://[${bare}]/`).hostname.slice(1, -1));
+  return null;
+}
+
+function isGlobalIpv4(address: IPv4): boolean {
+  return address.range() === 'unicast';
+}
+
+/**
+ * True for every address that is not global unicast: loopback, private, link-local (cloud
+ * metadata), CGNAT, documentation, benchmarking, multicast, reserved, and IPv6 forms that embed
+ * such an IPv4 address. Anything that is not an IP address at all is refused too.
+ */
 export function isPrivateAddress(address: string): boolean {
-  const family = isIP(address);
-  if (family === 4) return BLOCKED.check(address, 'ipv4');
-  if (family === 6) {
-    const embedded = embeddedIpv4(address);
-    if (embedded !== null) return BLOCKED.check(embedded, 'ipv4');
-    return BLOCKED.check(address, 'ipv6');
-  }
-  return true;
-}
-
-/** The IPv4 address inside an IPv4-mapped (::ffff:a.b.c.d) or IPv4-compatible (::a.b.c.d) one. */
-function embeddedIpv4(address: string): string | null {
-  let text = address.toLowerCase();
-  const dotted = /(\d+\.\d+\.\d+\.\d+)$/.exec(text);
-  if (dotted) {
-    const [a, b, c, d] = dotted[1]!.split('.').map(Number) as [number, number, number, number];
-    text = `${text.slice(0, -dotted[1]!.length)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
-  }
-  const [head, tail] = text.includes('::') ? (text.split('::') as [string, string]) : [text, ''];
-  const left = head ? head.split(':') : [];
-  const right = tail ? tail.split(':') : [];
-  const groups = [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right].map((g) => parseInt(g || '0', 16));
-  if (groups.length !== 8 || groups.slice(0, 5).some((g) => g !== 0)) return null;
-  if (groups[5] !== 0 && groups[5] !== 0xffff) return null;
-  if (groups[5] === 0 && groups[6] === 0) return null; // :: and ::1 are IPv6 rules' business
-  return `${groups[6]! >> 8}.${groups[6]! & 255}.${groups[7]! >> 8}.${groups[7]! & 255}`;
+  const parsed = parseAddress(address);
+  if (parsed === null) return true;
+  if (parsed.kind() === 'ipv4') return !isGlobalIpv4(parsed as IPv4);
+  const v6 = parsed as IPv6;
+  const range = v6.range();
+  const embedded = embeddedIpv4(v6, range);
+  if (embedded !== null) return embedded.length === 0 || !embedded.every(isGlobalIpv4);
+  return range !== 'unicast' || !v6.match(IPV6_GLOBAL_UNICAST);
 }
 
 export class WebhookTargetError extends Error {

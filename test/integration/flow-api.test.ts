@@ -264,18 +264,34 @@ test('group messages are left to people', async (t) => {
   }
 });
 
-test('hostile regex is refused; a long hostile inbound against an accepted regex returns promptly', async (t) => {
+test('a backreference is refused; catastrophic and polynomial regexes run in linear time on long hostile inbound', async (t) => {
   const bot = await startBot();
   try {
-    const catastrophic = {
+    const backreference = {
       name: 'evil',
       start: 'c',
-      nodes: { c: { type: 'condition', rules: [{ regex: '^(a+)+$', next: 'm' }] }, m: { type: 'message', text: 'matched' } },
+      nodes: { c: { type: 'condition', rules: [{ regex: '^(a)\\1$', next: 'm' }] }, m: { type: 'message', text: 'matched' } },
     };
-    const refused = await bot.d.request('PUT', `/api/${bot.id}/flow`, { key: bot.key, json: catastrophic });
+    const refused = await bot.d.request('PUT', `/api/${bot.id}/flow`, { key: bot.key, json: backreference });
     t.is(refused.status, 400);
     t.is(refused.body.error.code, 'INVALID_FIELD');
-    t.regex(refused.body.error.message, /node "c": rules\[0\]\.regex refused: nested quantifier/);
+    t.regex(refused.body.error.message, /node "c": rules\[0\]\.regex refused: unsupported: backreferences are not supported/);
+
+    // Exponential in a backtracking engine; re2js answers it in one pass.
+    const catastrophic = {
+      name: 'catastrophic',
+      start: 'c',
+      nodes: {
+        c: { type: 'condition', rules: [{ regex: '^(a+)+$', next: 'm' }], else: 'n' },
+        m: { type: 'message', text: 'matched' },
+        n: { type: 'message', text: 'no match' },
+      },
+    };
+    t.is((await bot.d.request('PUT', `/api/${bot.id}/flow`, { key: bot.key, json: catastrophic })).status, 200);
+    const t0 = Date.now();
+    await bot.say(`${'a'.repeat(4_000)}!`); // inside the 4,096 characters matchers see
+    t.true(Date.now() - t0 < 5000, `took ${Date.now() - t0} ms`);
+    t.deepEqual(await bot.sent(), ['no match']);
 
     // Polynomial in a backtracking engine (~n^4 steps on "aaaa..."); accepted, and run linearly.
     const heavy = {
@@ -292,7 +308,7 @@ test('hostile regex is refused; a long hostile inbound against an accepted regex
     await bot.say('a'.repeat(60_000));
     await bot.say(`${'a'.repeat(100)}b`);
     t.true(Date.now() - started < 5000, `took ${Date.now() - started} ms`);
-    t.deepEqual(await bot.sent(), ['no match', 'matched']);
+    t.deepEqual(await bot.sent(), ['no match', 'no match', 'matched']);
     const health = await bot.d.request('GET', '/healthz');
     t.is(health.status, 200);
   } finally {

@@ -1,0 +1,75 @@
+import { RE2JS, RE2JSException } from 're2js';
+
+type RE2JSDfa = RE2JS['re2Input']['lazyDFA'];
+import { RegexRefused, toRe2Syntax } from './regex-syntax.js';
+
+export { RegexRefused } from './regex-syntax.js';
+
+/**
+ * How much lazily built DFA a compiled regex may keep between matches (re2js's own estimate, in
+ * bytes). re2js keeps up to 8 MiB per pattern and a flow may hold thousands of patterns, so hostile
+ * messages against state-hungry patterns could otherwise pin gigabytes; past this the cache is
+ * dropped after the match and rebuilt on demand, which costs what building it cost the first time.
+ */
+const DFA_KEEP_BYTES = 64 * 1024;
+
+/**
+ * A flow regex. Flow regexes never run on JavaScript's backtracking engine: they run on re2js, a
+ * port of RE2, whose automata answer in time linear in the input whatever the pattern, so
+ * `(a+)+$` against a hostile message costs what `a+$` does. Patterns are written in JavaScript
+ * syntax and always match case-insensitively; `regex-syntax.ts` carries them over to RE2 syntax
+ * with their JavaScript meaning.
+ */
+export class SafeRegex {
+  private constructor(
+    readonly source: string,
+    private readonly re: RE2JS,
+  ) {}
+
+  /**
+   * Checks and compiles `source`; throws RegexRefused with a reason when it is not valid
+   * JavaScript, uses something RE2 cannot run in linear time (backreferences, lookaround), repeats
+   * `{n,m}` more than `limits.repeat` times, or compiles to more than `limits.program` RE2
+   * instructions (counted repetition is expanded, so `(?:abcdefghij){100}` is about 1,000).
+   */
+  static compile(source: string, limits: { repeat: number; program: number }): SafeRegex {
+    try {
+      new RegExp(source, 'i');
+    } catch (err) {
+      throw new RegexRefused(`does not compile: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    const translated = toRe2Syntax(source, limits.repeat);
+    let re: RE2JS;
+    try {
+      re = RE2JS.compile(translated, RE2JS.CASE_INSENSITIVE);
+    } catch (err) {
+      // Valid JavaScript that RE2 still will not take, such as nesting whose expansion exceeds
+      // RE2's own repetition limit.
+      if (err instanceof RE2JSException) throw new RegexRefused(`unsupported by the linear-time engine: ${err.message.replace(/^error parsing regexp: /, '')}`);
+      throw err;
+    }
+    if (re.programSize() > limits.program) {
+      throw new RegexRefused(`pattern is too large once repetitions are expanded (${re.programSize()} steps, limit ${limits.program})`);
+    }
+    return new SafeRegex(source, re);
+  }
+
+  /** RE2 program size, the measure `limits.program` bounds. */
+  get size(): number {
+    return this.re.programSize();
+  }
+
+  /** Does the pattern match anywhere in `text`. */
+  test(text: string): boolean {
+    const matched = this.re.test(text);
+    if (this.cachedBytes > DFA_KEEP_BYTES) this.re.re2().lazyDFA.clearCache();
+    return matched;
+  }
+
+  /** re2js's estimate of the DFA it keeps cached for this pattern. */
+  get cachedBytes(): number {
+    // `lazyDFA` is null until the first DFA match, whatever its declared type says.
+    const dfa = this.re.re2().lazyDFA as RE2JSDfa | null;
+    return dfa === null ? 0 : dfa.stateBudget - dfa.memBudget;
+  }
+}

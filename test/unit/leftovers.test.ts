@@ -1,0 +1,69 @@
+import test from 'ava';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdirSync, readdirSync, utimesSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { removeLeftovers } from '../../src/store/leftovers.js';
+import { acquireLock } from '../../src/store/owner-lock.js';
+import { tempDir } from '../helpers/daemon.js';
+
+// Rule guarded: temp files of atomic writes whose writer died are removed; a live process's temp
+// file never is, even when its pid is our own.
+
+const temp = (name: string, pid: number) => `.${name}.${pid}.${Math.floor(Math.random() * 0xffffffff).toString(16)}.tmp`;
+const hourAgo = () => new Date(Date.now() - 3_600_000);
+
+test('temp files and lock scratch dirs of dead writers go; live writers\' and foreign names stay', async (t) => {
+  const dir = await tempDir('gw-leftovers-');
+  const dead = spawnSync(process.execPath, ['-e', '0']).pid!;
+  const live = spawn('sleep', ['60'], { stdio: 'ignore' });
+  t.teardown(() => void live.kill('SIGKILL'));
+
+  const deadFile = temp('credits.json', dead);
+  const deadDir = temp('credits.lock', dead);
+  const liveFile = temp('credits.json', live.pid!);
+  const ownFresh = temp('instances.json', process.pid);
+  const ownOld = temp('instances.json', process.pid); // same pid, from before a restart (containers)
+  const reused = temp('flow.json', live.pid!); // older than the process that now has the pid
+  for (const name of [deadFile, liveFile, ownFresh, ownOld, reused]) writeFileSync(join(dir, name), '{');
+  mkdirSync(join(dir, deadDir));
+  writeFileSync(join(dir, deadDir, 'owner.json'), '{}');
+  utimesSync(join(dir, ownOld), hourAgo(), hourAgo());
+  utimesSync(join(dir, reused), hourAgo(), hourAgo());
+  const foreign = ['credits.json', '.credits.json.tmp', '.x.abc.def.tmp', 'notes.12.ab.tmp'];
+  for (const name of foreign) writeFileSync(join(dir, name), '');
+
+  // By default nothing younger than 30 s goes: its writer may be in another pid namespace.
+  t.deepEqual((await removeLeftovers(dir)).sort(), [ownOld, reused].sort());
+  t.deepEqual((await removeLeftovers(dir, { minAgeMs: 0 })).sort(), [deadFile, deadDir].sort());
+  t.deepEqual(readdirSync(dir).sort(), [...foreign, liveFile, ownFresh].sort());
+});
+
+test('a held lock and its scratch names are left alone; a missing dir is nothing to do', async (t) => {
+  const dir = await tempDir('gw-leftovers-');
+  const lock = await acquireLock(join(dir, 'x.lock'), { kind: 'store' });
+  t.deepEqual(await removeLeftovers(dir, { minAgeMs: 0 }), []);
+  t.deepEqual(readdirSync(dir), ['x.lock']);
+  await lock.release();
+  t.deepEqual(await removeLeftovers(join(dir, 'missing')), []);
+});
+
+test('the temp file of a real atomic write killed half-way is recognised and removed', async (t) => {
+  const dir = await tempDir('gw-leftovers-');
+  const writer = spawn(
+    process.execPath,
+    ['--import', 'tsx', '-e', `import('${new URL('../../src/store/atomic-write.ts', import.meta.url).pathname}').then((m) => m.writeFileAtomic(${JSON.stringify(join(dir, 'credits.json'))}, Buffer.alloc(1 << 28)))`],
+    { stdio: 'ignore' },
+  );
+  t.teardown(() => void writer.kill('SIGKILL'));
+  let names: string[] = [];
+  const deadline = Date.now() + 20_000;
+  while (names.length === 0 && Date.now() < deadline) {
+    names = readdirSync(dir).filter((n) => n.endsWith('.tmp'));
+    await new Promise((r) => setTimeout(r, 2));
+  }
+  writer.kill('SIGKILL');
+  await new Promise((r) => writer.once('exit', r));
+  t.is(names.length, 1, 'caught the write half-way');
+  t.deepEqual(await removeLeftovers(dir, { minAgeMs: 0 }), names);
+  t.deepEqual(readdirSync(dir), []);
+});
