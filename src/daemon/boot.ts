@@ -111,7 +111,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   const logger = options.logger ?? createLogger(config.logLevel);
   // Another command's hold is short: wait for it; a running daemon or `gateway pair` is reported at once.
   const lock = await lockDataDir(dataDir, 'daemon', options.lockWaitMs ?? (dataDirHolder(dataDir)?.kind === 'cli' ? 10_000 : 0));
-  lock.onLost((err: Error) => {
+  lock.onLost((err) => {
     logger.fatal({ err: err.message }, 'the data dir lock was taken over while this daemon stalled; exiting without writing');
     process.exit(3);
   });

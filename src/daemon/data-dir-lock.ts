@@ -3,7 +3,7 @@ import { rm } from 'node:fs/promises';
 import { GatewayError, errorMessage } from '../domain/errors.js';
 import { setWriteGuard, writeFileAtomic } from '../store/atomic-write.js';
 import { removeLeftovers } from '../store/leftovers.js';
-import { LockBusyError, LockLostError, acquireLock, ownerAlive, readLockOwner, type HeldLock } from '../store/owner-lock.js';
+import { LockBusyError, acquireLock, ownerAlive, readLockOwner, type HeldLock } from '../store/owner-lock.js';
 import { storePaths } from '../store/paths.js';
 
 /**
@@ -57,14 +57,8 @@ export async function lockDataDir(dataDir: string, kind: HolderKind, waitMs: num
     }
     throw new GatewayError('STORE_LOCKED', `could not lock ${dataDir}: ${errorMessage(err)}`);
   }
-  setWriteGuard(() => {
-    try {
-      lock.assertHeld();
-    } catch (err) {
-      if (err instanceof LockLostError) throw new GatewayError('STORE_LOCK_LOST', err.message);
-      throw err;
-    }
-  });
+  // LockLostError is a GatewayError (STORE_LOCK_LOST): the write fails, nothing is committed.
+  setWriteGuard(() => lock.assertHeld());
   for (const dir of [paths.dataDir, paths.creditsDir, paths.authDir]) await removeLeftovers(dir).catch(() => undefined);
   return lock;
 }

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { statSync, utimesSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { UserError, errorMessage } from '../domain/errors.js';
+import { GatewayError, errorMessage } from '../domain/errors.js';
 import { OWNER_FILE, inspect, install, removeIf, removeOwn, tokenFile, type LockOwner, type Seen } from './lock-dir.js';
 import { BOOT_ID, HOST, OWN_START_TIME, PID_NAMESPACE, processRunning } from './process-identity.js';
 
@@ -50,27 +50,25 @@ export interface HeldLock {
 }
 
 /** The lock was taken over (or released) before a commit: the caller must not write. */
-export class LockLostError extends UserError {
-  readonly code = 'STORE_LOCK_LOST' as const;
+export class LockLostError extends GatewayError {
   constructor(
     readonly path: string,
     reason: string,
   ) {
-    super(`${path}: store lock lost (${reason}); refusing to write`, 3);
+    super('STORE_LOCK_LOST', `${path}: store lock lost (${reason}); refusing to write`);
     this.name = 'LockLostError';
   }
 }
 
 /** A live holder kept the lock longer than the caller would wait. */
-export class LockBusyError extends UserError {
-  readonly code = 'STORE_LOCK_BUSY' as const;
+export class LockBusyError extends GatewayError {
   constructor(
     readonly path: string,
     readonly owner: LockOwner | null,
     waitedMs: number,
   ) {
     const who = owner ? `pid ${owner.pid} (${owner.kind}) since ${owner.acquiredAt}` : 'an unknown owner';
-    super(`${path}: locked by ${who}; gave up after ${waitedMs} ms`, 3);
+    super('STORE_LOCKED', `${path}: locked by ${who}; gave up after ${waitedMs} ms`);
     this.name = 'LockBusyError';
   }
 }
@@ -228,7 +226,7 @@ export async function acquireLock(path: string, options: LockOptions): Promise<H
   } catch (err) {
     leaveGate(key, gate);
     if (err instanceof LockBusyError || err instanceof TypeError) throw err;
-    throw new UserError(`${path}: could not take the lock (${errorMessage(err)})`, 3);
+    throw new GatewayError('STORE_LOCKED', `${path}: could not take the lock (${errorMessage(err)})`);
   }
 }
 

@@ -4,7 +4,6 @@ import qrcode from 'qrcode-terminal';
 import { GATEWAY_BIN } from '../helpers/cli.js';
 import { startTestDaemon, waitFor } from '../helpers/daemon.js';
 import { fakeFactory } from '../helpers/fake-connection.js';
-import { createControlPlugin } from '../../src/daemon/control/plugin.js';
 
 // util-linux `script` gives the CLI a real pseudo-terminal; without it there is nothing to test.
 const hasScript = spawnSync('script', ['--version'], { stdio: 'ignore' }).status === 0;
@@ -12,7 +11,7 @@ const quote = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
 
 (hasScript ? test : test.skip)('on a terminal a rotated QR replaces the previous drawing in place', async (t) => {
   const fake = fakeFactory();
-  const d = await startTestDaemon({ baileysFactory: fake.factory, plugins: [createControlPlugin()] });
+  const d = await startTestDaemon({ whatsapp: fake.factory });
   const { id } = await d.createInstance({ sandbox: false });
   const command = [process.execPath, GATEWAY_BIN, '--data-dir', d.dataDir, 'pair', id].map(quote).join(' ');
   const child = spawn('script', ['-qefc', command, '/dev/null'], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, CI: 'true' } });

@@ -4,7 +4,6 @@ import { GATEWAY_BIN, runCli } from '../helpers/cli.js';
 import { startTestDaemon, waitFor, type TestDaemon } from '../helpers/daemon.js';
 import { FakeConnection, fakeFactory } from '../helpers/fake-connection.js';
 import type { ConnectionFactory } from '../../src/connection/types.js';
-import { createControlPlugin } from '../../src/daemon/control/plugin.js';
 
 interface PairChild {
   stdout(): string;
@@ -36,7 +35,7 @@ function spawnPair(dataDir: string, args: string[]): PairChild {
 }
 
 async function withPairDaemon(run: (d: TestDaemon, made: Map<string, FakeConnection>) => Promise<void>, factory = fakeFactory()): Promise<void> {
-  const d = await startTestDaemon({ baileysFactory: factory.factory, plugins: [createControlPlugin()] });
+  const d = await startTestDaemon({ whatsapp: factory.factory });
   try {
     await run(d, factory.made);
   } finally {

@@ -4,7 +4,10 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { loadConfig, saveConfig } from '../../src/config/load.js';
 import type { GatewayConfig } from '../../src/config/schema.js';
-import { startDaemon, type DaemonOptions, type DaemonPlugin, type RunningDaemon } from '../../src/daemon/boot.js';
+import { startDaemon, type DaemonOptions, type RunningDaemon } from '../../src/daemon/boot.js';
+import type { Core } from '../../src/core/core.js';
+import type { FlowsFeature } from '../../src/flows/feature.js';
+import type { WebhookDeliverer } from '../../src/webhooks/deliverer.js';
 import { initialiseDataDir } from '../../src/daemon/init.js';
 import type { Clock } from '../../src/domain/clock.js';
 
@@ -47,6 +50,9 @@ export interface TestDaemon {
   dataDir: string;
   secret: string;
   daemon: RunningDaemon;
+  core: Core;
+  flows: FlowsFeature;
+  webhooks: WebhookDeliverer;
   request(method: string, path: string, options?: RequestOptions): Promise<ApiResponse>;
   /** Creates an instance through the API; returns its id and key. */
   createInstance(body?: Record<string, unknown>): Promise<{ id: string; key: string; body: any }>; // eslint-disable-line @typescript-eslint/no-explicit-any -- see ApiResponse
@@ -58,8 +64,11 @@ export interface TestDaemon {
 export interface TestDaemonOptions {
   config?: ConfigPatch;
   clock?: Clock;
-  plugins?: DaemonPlugin[];
-  baileysFactory?: DaemonOptions['baileysFactory'];
+  /** Webhook delivery seams (timers, random, resolver, stopGraceMs). */
+  webhooks?: DaemonOptions['webhooks'];
+  /** Replaces Baileys for WhatsApp instances. */
+  whatsapp?: DaemonOptions['whatsapp'];
+  defaultMetrics?: boolean;
   dataDir?: string;
 }
 
@@ -91,9 +100,10 @@ export async function startTestDaemon(options: TestDaemonOptions = {}): Promise<
     dataDir,
     port: 0,
     logger: pino({ level: 'silent' }),
+    defaultMetrics: options.defaultMetrics ?? false,
     ...(options.clock ? { clock: options.clock } : {}),
-    ...(options.plugins ? { plugins: options.plugins } : {}),
-    ...(options.baileysFactory ? { baileysFactory: options.baileysFactory } : {}),
+    ...(options.webhooks ? { webhooks: options.webhooks } : {}),
+    ...(options.whatsapp ? { whatsapp: options.whatsapp } : {}),
   });
   const url = `http://127.0.0.1:${daemon.port}`;
   const req = (method: string, path: string, o?: RequestOptions) => request(url, method, path, o);
@@ -107,6 +117,9 @@ export async function startTestDaemon(options: TestDaemonOptions = {}): Promise<
     dataDir,
     secret,
     daemon,
+    core: daemon.daemon.core,
+    flows: daemon.daemon.flows,
+    webhooks: daemon.daemon.webhooks,
     request: req,
     createInstance,
     connectedSandbox: async (body = {}) => {

@@ -1,4 +1,4 @@
-import type { Connection, ConnectionFactory, ConnectionHooks, Outgoing } from '../../src/connection/types.js';
+import type { Connection, ConnectionFactory, ConnectionHooks, LogoutOutcome, Outgoing } from '../../src/connection/types.js';
 import { GatewayError } from '../../src/domain/errors.js';
 import type { ConnectionStatus } from '../../src/domain/types.js';
 
@@ -28,8 +28,9 @@ export class FakeConnection implements Connection {
   async stop(): Promise<void> {
     this.set('disconnected');
   }
-  async logout(): Promise<void> {
+  async logout(): Promise<LogoutOutcome> {
     this.set('disconnected');
+    return 'logged-out';
   }
   async send(message: Outgoing): Promise<{ messageId: string }> {
     if (this.status !== 'connected') throw new GatewayError('CONNECTION_NOT_READY', 'not connected');

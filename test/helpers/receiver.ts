@@ -1,7 +1,6 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startTestDaemon, type TestDaemon, type TestDaemonOptions } from './daemon.js';
-import { createWebhookPlugin } from '../../src/webhooks/plugin.js';
 import type { WebhookEventType } from '../../src/domain/types.js';
 import { outboxPaths, readInstanceDeliveries } from '../../src/webhooks/outbox-files.js';
 import type { DeliveryRecord } from '../../src/webhooks/delivery-record.js';
@@ -154,7 +153,7 @@ export async function withWebhookDaemon(
   options: TestDaemonOptions = {},
 ): Promise<void> {
   const receiver = await startReceiver();
-  const d = await startTestDaemon({ plugins: [createWebhookPlugin()], ...options });
+  const d = await startTestDaemon(options);
   try {
     await fn(d, receiver);
   } finally {

@@ -71,7 +71,7 @@ test('a sandbox instance stays paired across a daemon restart', async (t) => {
 
 test('sandbox routes are 404 for a WhatsApp instance; a failed send there costs nothing', async (t) => {
   const fake = fakeFactory();
-  const d = await startTestDaemon({ baileysFactory: fake.factory });
+  const d = await startTestDaemon({ whatsapp: fake.factory });
   try {
     await d.createInstance({ sandbox: true, owner: 'x' });
     const { id, key } = await d.createInstance({ sandbox: false, owner: 'x', credits: 1 });

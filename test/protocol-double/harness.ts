@@ -2,8 +2,7 @@ import './preload.js';
 import { rm } from 'node:fs/promises';
 import { pino } from 'pino';
 import type { ConnectionObservation } from '../../src/connection/manager.js';
-import { createControlPlugin } from '../../src/daemon/control/plugin.js';
-import { baileysFactory } from '../../src/daemon/plugins.js';
+import { createBaileysConnectionFactory } from '../../src/connection/baileys/connection.js';
 import type { DaemonOptions } from '../../src/daemon/boot.js';
 import { prepareDataDir, startTestDaemon, tempDir, waitFor, type ApiResponse, type ConfigPatch, type TestDaemon } from '../helpers/daemon.js';
 import { ProtocolDouble, type ProtocolDoubleOptions } from './server.js';
@@ -45,10 +44,10 @@ export async function startDoubleDaemon(options: { double?: ProtocolDoubleOption
   const observed = new Map<string, ConnectionObservation[]>();
   // The daemon's own logger is silent in tests; PROTOCOL_DOUBLE_DEBUG=1 shows Baileys' too.
   const debug = process.env.PROTOCOL_DOUBLE_DEBUG === '1';
-  const factory: DaemonOptions['baileysFactory'] = (deps) =>
-    baileysFactory(debug ? { ...deps, logger: pino({ level: 'debug' }), config: { ...deps.config, baileys: { ...deps.config.baileys, logLevel: 'debug' } } } : deps);
+  const factory: DaemonOptions['whatsapp'] = (options) =>
+    createBaileysConnectionFactory(debug ? { ...options, logger: pino({ level: 'debug' }), settings: { ...options.settings, logLevel: 'debug' } } : options);
   const start = async (): Promise<TestDaemon> => {
-    const d = await startTestDaemon({ dataDir, baileysFactory: factory, plugins: [createControlPlugin()] });
+    const d = await startTestDaemon({ dataDir, whatsapp: factory });
     for (const id of observed.keys()) follow(d, id);
     return d;
   };
@@ -56,7 +55,7 @@ export async function startDoubleDaemon(options: { double?: ProtocolDoubleOption
     let list = observed.get(id);
     if (!list) observed.set(id, (list = []));
     const events = list;
-    d.daemon.deps.manager.observe(id, (e) => events.push(e));
+    d.core.manager.observe(id, (e) => events.push(e));
   };
   const self: DoubleDaemon = {
     double,

@@ -123,6 +123,7 @@ export const fastSettings: BaileysSettings = {
   reconnectBaseMs: 5,
   reconnectMaxMs: 20,
   logLevel: 'silent',
+    maxConcurrentConnects: 8,
 };
 
 export interface Harness {

@@ -72,7 +72,7 @@ test.serial('a live holder makes waitMs 0 fail at once, naming pid and kind', as
   const started = performance.now();
   const err = await t.throwsAsync(acquireLock(path, { kind: 'cli', waitMs: 0 }), { instanceOf: LockBusyError });
   t.true(performance.now() - started < 100);
-  t.is(err?.code, 'STORE_LOCK_BUSY');
+  t.is(err?.code, 'STORE_LOCKED');
   t.regex(err?.message ?? '', new RegExp(`locked by pid ${process.pid} \\(pair\\)`));
   await lock.release();
 });
