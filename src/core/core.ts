@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { GatewayConfig } from '../config/schema.js';
 import type { ConnectionManager } from '../connection/manager.js';
 import type { Clock } from '../domain/clock.js';
+import type { Timers } from '../domain/timers.js';
 import type { EventBus } from '../events/bus.js';
 import type { MetricsSink } from '../metrics/sink.js';
 import type { CreditLedger } from '../plans/credit-ledger.js';
@@ -35,6 +36,8 @@ export interface Core {
   readonly config: GatewayConfig;
   readonly serverSecret: ServerSecret;
   readonly clock: Clock;
+  /** Waits on the clock's time (real timers, or manual ones in tests). */
+  readonly timers: Timers;
   readonly logger: Logger;
   readonly instances: InstanceStore;
   readonly credits: CreditStore;

@@ -11,6 +11,7 @@ import { controlRoutes } from '../control/routes.js';
 import type { Core, DaemonMode, ServerSecret } from '../core/core.js';
 import type { Feature } from '../core/feature.js';
 import { systemClock, type Clock } from '../domain/clock.js';
+import { systemTimers, type Timers } from '../domain/timers.js';
 import { EventBus } from '../events/bus.js';
 import { flowsFeature, type FlowsFeature } from '../flows/feature.js';
 import { createApp } from '../http/app.js';
@@ -42,6 +43,8 @@ export interface DaemonParts {
   mode: DaemonMode;
   logger: Logger;
   clock?: Clock;
+  /** Waits on the clock (default real timers). */
+  timers?: Timers;
   /** Real WhatsApp connections; default Baileys, loaded on first use. */
   whatsapp?: (options: BaileysOptions) => ConnectionFactory;
   webhooks?: WebhookSeams;
@@ -88,6 +91,7 @@ function serverSecret(dataDir: string, initial: string | null): ServerSecret {
 export async function createDaemon(parts: DaemonParts): Promise<Daemon> {
   const { dataDir, config, mode, logger } = parts;
   const clock = parts.clock ?? systemClock;
+  const timers = parts.timers ?? systemTimers;
   const paths = storePaths(dataDir);
   await ensureDir(paths.creditsDir);
   await ensureDir(paths.authDir);
@@ -130,7 +134,7 @@ export async function createDaemon(parts: DaemonParts): Promise<Daemon> {
     now: () => clock.now(),
     maxConcurrentConnects: config.baileys.maxConcurrentConnects,
   });
-  const status = new StatusReporter({ instances, ledger, manager, bus, clock, logger, offline: mode === 'offline' });
+  const status = new StatusReporter({ instances, ledger, manager, bus, clock, timers, logger, offline: mode === 'offline' });
   const sender = new SendService({ instances, ledger, manager, clock, logger, metrics, typing: config.sending.typing, planChanged: (id) => status.planChanged(id) });
   const core: Core = {
     mode,
@@ -139,6 +143,7 @@ export async function createDaemon(parts: DaemonParts): Promise<Daemon> {
     config,
     serverSecret: serverSecret(dataDir, config.serverSecretHash),
     clock,
+    timers,
     logger,
     instances,
     credits,

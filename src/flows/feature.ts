@@ -20,7 +20,7 @@ export function flowsFeature(core: Core): FlowsFeature {
   const log = core.logger.child({ component: 'flows' });
   const files = new FlowFiles(core.dataDir);
   const definitions = new FlowDefinitions(files, core.clock, log);
-  const handovers = new HandoverBook(files, core.clock, log);
+  const handovers = new HandoverBook(files, core.clock, core.timers, log);
   const conversations = new ConversationBook(files, log, 10_000);
   const runner = new FlowRunner({
     definitions,

@@ -1,12 +1,11 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../domain/clock.js';
+import { MAX_TIMER_MS, type TimerHandle, type Timers } from '../domain/timers.js';
 import { errorMessage } from '../domain/errors.js';
 import type { FlowFiles } from './store.js';
 import { isOpen } from './store.js';
 import type { Handover } from './types.js';
 
-/** Node's timers cap at about 24.8 days; a later expiry re-arms when this fires. */
-const MAX_TIMER_MS = 2_147_483_647;
 
 /**
  * Open handovers per instance (handovers.json): a handed-over chat is muted for the bot until an
@@ -15,12 +14,13 @@ const MAX_TIMER_MS = 2_147_483_647;
  */
 export class HandoverBook {
   private readonly loaded = new Map<string, Promise<Map<string, Handover>>>();
-  private timer: NodeJS.Timeout | null = null;
+  private timer: TimerHandle | null = null;
   private stopped = false;
 
   constructor(
     private readonly files: FlowFiles,
     private readonly clock: Clock,
+    private readonly timers: Timers,
     private readonly log: Logger,
   ) {}
 
@@ -91,7 +91,7 @@ export class HandoverBook {
 
   stop(): void {
     this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
+    this.timer?.cancel();
     this.timer = null;
   }
 
@@ -99,11 +99,10 @@ export class HandoverBook {
   private arm(): void {
     if (this.stopped) return;
     void this.earliest().then((at) => {
-      if (this.timer) clearTimeout(this.timer);
+      this.timer?.cancel();
       this.timer = null;
       if (at === null || this.stopped) return;
-      this.timer = setTimeout(() => void this.expire(), Math.min(MAX_TIMER_MS, Math.max(0, at - this.clock.now()) + 5));
-      this.timer.unref();
+      this.timer = this.timers.after(Math.min(MAX_TIMER_MS, Math.max(0, at - this.clock.now()) + 5), () => void this.expire());
     });
   }
 

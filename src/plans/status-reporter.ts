@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { ConnectionManager } from '../connection/manager.js';
 import type { StatusChange } from '../connection/types.js';
 import type { Clock } from '../domain/clock.js';
+import { MAX_TIMER_MS, type TimerHandle, type Timers } from '../domain/timers.js';
 import type { InstanceRecord, InstanceStatus } from '../domain/types.js';
 import type { EventBus } from '../events/bus.js';
 import type { InstanceStore } from '../store/instances.js';
@@ -14,6 +15,7 @@ export interface StatusReporterDeps {
   manager: ConnectionManager;
   bus: EventBus;
   clock: Clock;
+  timers: Timers;
   logger: Logger;
   /** No daemon runs (a CLI command): connections are not open, status shows `disconnected`. */
   offline: boolean;
@@ -31,8 +33,6 @@ export interface StatusView {
 }
 
 const PREMIUM_LAPSED = 'premium expired and no credits remain';
-/** Node's timers cap at about 24.8 days; a later expiry re-arms when this fires. */
-const MAX_TIMER_MS = 2_147_483_647;
 
 /**
  * The status the API shows (the connection's, or `requires_premium` while premium lapsed and no
@@ -42,7 +42,7 @@ const MAX_TIMER_MS = 2_147_483_647;
  */
 export class StatusReporter {
   private readonly last = new Map<string, InstanceStatus>();
-  private timer: NodeJS.Timeout | null = null;
+  private timer: TimerHandle | null = null;
   private running = false;
 
   constructor(private readonly deps: StatusReporterDeps) {}
@@ -55,7 +55,7 @@ export class StatusReporter {
 
   stop(): void {
     this.running = false;
-    if (this.timer) clearTimeout(this.timer);
+    this.timer?.cancel();
     this.timer = null;
   }
 
@@ -100,7 +100,7 @@ export class StatusReporter {
   /** One timer for the earliest premium expiry still ahead. */
   private arm(): void {
     if (!this.running) return;
-    if (this.timer) clearTimeout(this.timer);
+    this.timer?.cancel();
     this.timer = null;
     const now = this.deps.clock.now();
     let next = Number.POSITIVE_INFINITY;
@@ -109,8 +109,8 @@ export class StatusReporter {
       if (until > now) next = Math.min(next, until);
     }
     if (!Number.isFinite(next)) return;
-    this.timer = setTimeout(() => this.expired(), Math.min(MAX_TIMER_MS, next - now + 5));
-    this.timer.unref();
+    // A later expiry than the longest timer re-arms when this one fires.
+    this.timer = this.deps.timers.after(Math.min(MAX_TIMER_MS, next - now + 5), () => this.expired());
   }
 
   private expired(): void {

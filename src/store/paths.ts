@@ -14,7 +14,7 @@ export function storePaths(dataDir: string) {
     messagesDir: join(dataDir, 'messages'),
     mediaDir: join(dataDir, 'media'),
     /** The data dir lock: held by the daemon, or by a CLI command while no daemon runs. */
-    lock: join(dataDir, 'daemon.lock'),
+    lock: join(dataDir, 'gateway.lock'),
     daemonInfo: join(dataDir, 'daemon.json'),
     controlSocket: join(dataDir, 'control.sock'),
   };

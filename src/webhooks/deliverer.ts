@@ -15,7 +15,7 @@ import type { InstanceQueue, PendingDelivery } from './instance-queue.js';
 import { Outbox } from './outbox.js';
 import { webhookHeaders } from './signing.js';
 import { checkWebhookUrl, type Resolver } from './target-policy.js';
-import type { TimerHandle, Timers } from './timers.js';
+import type { TimerHandle, Timers } from '../domain/timers.js';
 
 export interface DelivererOptions {
   dataDir: string;

@@ -3,12 +3,9 @@ import type { Feature } from '../core/feature.js';
 import { WebhookDeliverer } from './deliverer.js';
 import { webhookRoutes } from './routes.js';
 import { systemResolver, type Resolver } from './target-policy.js';
-import { systemTimers, type Timers } from './timers.js';
 
 /** Test seams of webhook delivery; production uses the defaults. */
 export interface WebhookSeams {
-  /** How retries wait; tests pass ManualTimers to run a schedule of hours without sleeping. */
-  timers?: Timers;
   /** Jitter source in [0, 1); 0.5 gives the exact configured delays. */
   random?: () => number;
   /** DNS for the delivery-time SSRF check and the connection itself. */
@@ -31,7 +28,7 @@ export async function webhooksFeature(core: Core, seams: WebhookSeams = {}): Pro
     settings: core.config.webhooks,
     instances: core.instances,
     clock: core.clock,
-    timers: seams.timers ?? systemTimers,
+    timers: core.timers,
     random: seams.random ?? Math.random,
     resolver: seams.resolver ?? systemResolver,
     logger: core.logger.child({ part: 'webhooks' }),

@@ -10,6 +10,7 @@ import type { FlowsFeature } from '../../src/flows/feature.js';
 import type { WebhookDeliverer } from '../../src/webhooks/deliverer.js';
 import { initialiseDataDir } from '../../src/daemon/init.js';
 import type { Clock } from '../../src/domain/clock.js';
+import type { Timers } from '../../src/domain/timers.js';
 
 /** Partial config, one level deep per section. */
 export type ConfigPatch = { [K in keyof GatewayConfig]?: GatewayConfig[K] extends object ? Partial<GatewayConfig[K]> : GatewayConfig[K] };
@@ -64,6 +65,8 @@ export interface TestDaemon {
 export interface TestDaemonOptions {
   config?: ConfigPatch;
   clock?: Clock;
+  /** Timers on that clock (ManualTimers from ./manual-time.js). */
+  timers?: Timers;
   /** Webhook delivery seams (timers, random, resolver, stopGraceMs). */
   webhooks?: DaemonOptions['webhooks'];
   /** Replaces Baileys for WhatsApp instances. */
@@ -102,6 +105,7 @@ export async function startTestDaemon(options: TestDaemonOptions = {}): Promise<
     logger: pino({ level: 'silent' }),
     defaultMetrics: options.defaultMetrics ?? false,
     ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.timers ? { timers: options.timers } : {}),
     ...(options.webhooks ? { webhooks: options.webhooks } : {}),
     ...(options.whatsapp ? { whatsapp: options.whatsapp } : {}),
   });

@@ -1,26 +1,19 @@
-import type { ManualClock } from '../domain/clock.js';
+import type { Clock } from '../../src/domain/clock.js';
+import type { TimerHandle, Timers } from '../../src/domain/timers.js';
 
-/** An opaque timer handle. */
-export interface TimerHandle {
-  cancel(): void;
+/** A clock tests move by hand. */
+export class ManualClock implements Clock {
+  constructor(private t = Date.UTC(2026, 0, 1)) {}
+  now(): number {
+    return this.t;
+  }
+  advance(ms: number): void {
+    this.t += ms;
+  }
+  set(ms: number): void {
+    this.t = ms;
+  }
 }
-
-/**
- * How the deliverer waits for the next retry. The default uses real timers; tests pass
- * ManualTimers so a retry schedule of hours runs without sleeping.
- */
-export interface Timers {
-  after(ms: number, fn: () => void): TimerHandle;
-}
-
-export const systemTimers: Timers = {
-  after(ms, fn) {
-    // Node caps timeouts at 2^31-1 ms (~24.8 days); the deliverer re-arms after waking anyway.
-    const t = setTimeout(fn, Math.min(Math.max(0, ms), 2_147_483_647));
-    t.unref();
-    return { cancel: () => clearTimeout(t) };
-  },
-};
 
 /** Timers driven by a ManualClock: `advance(ms)` moves the clock and fires what came due. */
 export class ManualTimers implements Timers {
