@@ -1,18 +1,29 @@
 import Type from 'typebox';
 import type { Core } from '../core/core.js';
 import { GatewayError } from '../domain/errors.js';
+import { readJsonBody } from '../http/json-body.js';
 import { defineRoute, type RouteDef } from '../http/route.js';
 import { MessageId, Phone, closed } from '../schemas/common.js';
 import { MAX_TEXT } from '../schemas/send.js';
 import { InstanceStatusSchema } from '../schemas/events.js';
-import { SandboxConnection } from './sandbox.js';
+import { detectMedia } from '../sending/media-type.js';
+import { withUpload } from '../sending/upload.js';
+import { parseInput } from '../schemas/check.js';
+import { readFile } from 'node:fs/promises';
+import { SandboxConnection, type SandboxInbound } from './sandbox.js';
 
 const StatusOnly = closed({ success: Type.Literal(true), instanceId: Type.String(), status: InstanceStatusSchema });
 const InboundInput = closed({
-  from: Phone,
-  message: Type.String({ minLength: 1, maxLength: MAX_TEXT }),
+  from: Type.Optional(Phone),
+  lid: Type.Optional(Type.String({ pattern: '^[0-9]{5,25}$', description: 'The sender writes from this LID (digits); `from` may then be absent, and is reported only when given too.' })),
+  chatId: Type.Optional(Type.String({ pattern: '^[0-9]{5,25}(-[0-9]{5,15})?@g\\.us$', description: 'A group: the message arrives in it from `from`.' })),
+  message: Type.Optional(Type.String({ minLength: 1, maxLength: MAX_TEXT, description: 'The text (required without a file; the caption with one).' })),
   name: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
+  replyTo: Type.Optional(MessageId),
 });
+const ReceiptInput = closed({ messageId: MessageId, status: Type.Enum(['delivered', 'read', 'played']) });
+const ReactInput = closed({ messageId: MessageId, emoji: Type.String({ maxLength: 16, description: '"" removes the reaction.' }), from: Phone });
+const Ok = closed({ success: Type.Literal(true), instanceId: Type.String() });
 const InboundBody = closed({ success: Type.Literal(true), instanceId: Type.String(), messageId: MessageId });
 const SentItem = closed({
   messageId: MessageId,
@@ -66,13 +77,60 @@ export function sandboxRoutes(core: Core): RouteDef[] {
       path: '/api/:id/sandbox/inbound',
       operationId: 'sandboxInbound',
       summary: 'Play a received message (webhook, chatbot flows, history)',
-      body: InboundInput,
+      description: 'JSON, or multipart/form-data with a `file` (an inbound media message) and the same fields.',
+      multipart: InboundInput,
       example: { from: '+15551234567', message: 'hi', name: 'Ann' },
       response: { description: 'Received and stored.', schema: InboundBody },
+      errors: ['NOT_FOUND', 'MISSING_FIELD', 'INVALID_FIELD', 'INVALID_PHONE', 'CONNECTION_NOT_READY', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE'],
+      async handle({ koa, instance }) {
+        const conn = sandboxOf(instance.id, instance.sandbox);
+        const play = async (raw: unknown, media?: SandboxInbound['media']) => {
+          const body = parseInput(InboundInput, raw);
+          if (body.from === undefined && body.lid === undefined) throw new GatewayError('MISSING_FIELD', 'from (or lid) is required');
+          if (body.message === undefined && !media) throw new GatewayError('MISSING_FIELD', 'message is required (or send a file)');
+          const received = await conn.inbound({ ...body, ...(media ? { media } : {}) } as SandboxInbound);
+          return { success: true, instanceId: instance.id, messageId: received.messageId };
+        };
+        if (koa.is('multipart/form-data')) {
+          return withUpload(koa, core.config.media.maxBytes, async (file, fields) => {
+            if (!file) throw new GatewayError('MISSING_FIELD', 'file is required in a multipart body');
+            const detected = await detectMedia(file.filepath, file.mimetype);
+            const bytes = await readFile(file.filepath);
+            return play(fields, { type: detected.mediaType, mimetype: detected.mimetype, ...(file.originalFilename ? { fileName: file.originalFilename.slice(0, 200) } : {}), bytes });
+          });
+        }
+        await readJsonBody(koa);
+        return play(koa.request.body ?? {});
+      },
+    }),
+    defineRoute({
+      ...common,
+      method: 'POST',
+      path: '/api/:id/sandbox/receipt',
+      operationId: 'sandboxReceipt',
+      summary: 'Play the recipient\'s receipt for a sent message (delivered, read, played)',
+      body: ReceiptInput,
+      example: { messageId: '3EB0C767F26D4C4A5B8A', status: 'read' },
+      response: { description: 'Played.', schema: Ok },
+      errors: ['NOT_FOUND', 'MISSING_FIELD', 'INVALID_FIELD', 'CONNECTION_NOT_READY'],
+      async handle({ instance, body }) {
+        await sandboxOf(instance.id, instance.sandbox).receipt(body.messageId, body.status);
+        return { success: true, instanceId: instance.id };
+      },
+    }),
+    defineRoute({
+      ...common,
+      method: 'POST',
+      path: '/api/:id/sandbox/react',
+      operationId: 'sandboxReact',
+      summary: 'Play a reaction of `from` to a message',
+      body: ReactInput,
+      example: { messageId: '3EB0C767F26D4C4A5B8A', emoji: '👍', from: '+15551234567' },
+      response: { description: 'Played.', schema: Ok },
       errors: ['NOT_FOUND', 'MISSING_FIELD', 'INVALID_FIELD', 'INVALID_PHONE', 'CONNECTION_NOT_READY'],
       async handle({ instance, body }) {
-        const received = await sandboxOf(instance.id, instance.sandbox).inbound({ from: body.from, message: body.message, ...(body.name ? { name: body.name } : {}) });
-        return { success: true, instanceId: instance.id, messageId: received.messageId };
+        await sandboxOf(instance.id, instance.sandbox).react(body);
+        return { success: true, instanceId: instance.id };
       },
     }),
     defineRoute({

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { rm, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { GatewayError } from '../domain/errors.js';
+import { newMessageId } from '../domain/ids.js';
 import type { ConnectionStatus, InboundMessage, MessageType } from '../domain/types.js';
 import { ensureDir, writeFileAtomic } from '../store/atomic-write.js';
 import type { Connection, ConnectionHooks, LogoutOutcome, Outgoing } from './types.js';
@@ -18,6 +19,20 @@ export interface SentRecord {
   sentAt: string;
 }
 
+/** A simulated received message (see POST /sandbox/inbound). */
+export interface SandboxInbound {
+  /** The sender's phone; may be absent when `lid` is given. */
+  from?: string;
+  /** The sender writes from this LID (digits). */
+  lid?: string;
+  /** A group the message arrives in. */
+  chatId?: string;
+  message?: string;
+  name?: string;
+  replyTo?: string;
+  media?: { type: 'image' | 'video' | 'audio' | 'document'; mimetype: string; fileName?: string; bytes: Uint8Array };
+}
+
 export interface SandboxOptions {
   /** Where the simulated "credentials" (paired or not) live, so a restart stays connected. */
   authDir: string;
@@ -26,18 +41,6 @@ export interface SandboxOptions {
   /** Messages kept for `GET /sandbox/sent`. */
   sentLimit?: number;
   now?: () => number;
-}
-
-const ID_SEED = randomBytes(5).toString('hex').toUpperCase();
-let idCounter = 0;
-
-/**
- * WhatsApp-style message ids (upper-case hex): a per-process random seed and a counter, unique
- * without a random draw per message.
- */
-export function newMessageId(prefix = '3EB0'): string {
-  idCounter = (idCounter + 1) % 0x100000000;
-  return prefix + ID_SEED + idCounter.toString(16).toUpperCase().padStart(8, '0');
 }
 
 /**
@@ -49,6 +52,7 @@ export class SandboxConnection implements Connection {
   private currentQr: string | null = null;
   private lastReason: string | null = null;
   private readonly sentLog: SentRecord[] = [];
+  private readonly groups = new Set<string>();
   private timer: NodeJS.Timeout | null = null;
   private running = false;
   private readonly credsFile: string;
@@ -160,29 +164,76 @@ export class SandboxConnection implements Connection {
   }
 
   /** Simulates a received message; resolves once it is durably stored. */
-  async inbound(input: { from: string; message: string; name?: string }): Promise<InboundMessage> {
-    if (this.state !== 'connected') throw new GatewayError('CONNECTION_NOT_READY', `instance is ${this.state}, not connected`);
-    const digits = input.from.slice(1);
-    const chatId = `${digits}@s.whatsapp.net`;
+  /**
+   * Simulates a received message; resolves once it is durably stored. `lid`: the sender writes
+   * from this LID (its phone is known only when `from` is given too); `chatId`: a group it was
+   * written in; `media`: a file it carries.
+   */
+  async inbound(input: SandboxInbound): Promise<InboundMessage> {
+    this.requireConnected();
+    const senderPn = input.from !== undefined ? `${input.from.slice(1)}@s.whatsapp.net` : null;
+    const sender = input.lid !== undefined ? `${input.lid}@lid` : senderPn!;
+    const isGroup = input.chatId !== undefined;
+    if (isGroup) this.groups.add(input.chatId!);
+    const chatId = isGroup ? input.chatId! : (senderPn ?? sender);
+    const type = input.media ? input.media.type : 'text';
     const message: InboundMessage = {
       messageId: newMessageId('SBX'),
       chatId,
-      isGroup: false,
-      sender: chatId,
-      from: input.from,
+      isGroup,
+      sender,
+      from: input.from ?? null,
       ...(input.name ? { fromName: input.name } : {}),
-      type: 'text',
-      text: input.message,
+      type,
+      ...(input.media ? (input.message !== undefined ? { caption: input.message } : {}) : { text: input.message ?? '' }),
+      ...(input.replyTo !== undefined ? { quoted: { messageId: input.replyTo } } : {}),
       timestamp: new Date(this.now()).toISOString(),
     };
-    await this.hooks.onMessage(message);
+    const media = input.media;
+    await this.hooks.onMessage(
+      message,
+      media ? { mimetype: media.mimetype, ...(media.fileName !== undefined ? { fileName: media.fileName } : {}), download: async () => media.bytes } : undefined,
+    );
     return message;
+  }
+
+  /** Simulates the recipient's receipt for a message this instance sent. */
+  async receipt(messageId: string, status: 'delivered' | 'read' | 'played'): Promise<void> {
+    this.requireConnected();
+    const sent = this.sentLog.find((m) => m.messageId === messageId);
+    if (!sent) throw new GatewayError('NOT_FOUND', `this sandbox has not sent a message ${JSON.stringify(messageId.slice(0, 60))}`);
+    await this.hooks.onUpdate({ kind: 'status', messageId, chatId: sent.to, status, timestamp: new Date(this.now()).toISOString() });
+  }
+
+  /** Simulates `from` reacting to a message of this chat ("" removes the reaction). */
+  async react(input: { messageId: string; emoji: string; from: string }): Promise<void> {
+    this.requireConnected();
+    const sent = this.sentLog.find((m) => m.messageId === input.messageId);
+    const sender = `${input.from.slice(1)}@s.whatsapp.net`;
+    await this.hooks.onUpdate({
+      kind: 'reaction',
+      messageId: input.messageId,
+      chatId: sent?.to ?? sender,
+      sender,
+      from: input.from,
+      emoji: input.emoji,
+      timestamp: new Date(this.now()).toISOString(),
+    });
+  }
+
+  /** Groups inbound messages named (what `GET /groups` shows for a sandbox). */
+  knownGroups(): string[] {
+    return [...this.groups];
+  }
+
+  private requireConnected(): void {
+    if (this.state !== 'connected') throw new GatewayError('CONNECTION_NOT_READY', `instance is ${this.state}, not connected`);
   }
 
   async send(message: Outgoing): Promise<{ messageId: string }> {
     if (this.state !== 'connected') throw new GatewayError('CONNECTION_NOT_READY', `instance is ${this.state}, not connected`);
     const record: SentRecord = {
-      messageId: newMessageId(),
+      messageId: message.id,
       to: message.to,
       phone: message.to.endsWith('@s.whatsapp.net') ? `+${message.to.slice(0, message.to.indexOf('@'))}` : null,
       type: message.kind === 'text' ? 'text' : message.mediaType,

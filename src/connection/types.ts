@@ -2,6 +2,8 @@ import type { ConnectionStatus, InboundMessage, InstanceRecord, MediaType } from
 
 /** What every outgoing message has: the chat it goes to and, optionally, the message it quotes. */
 interface OutgoingBase {
+  /** The message id, chosen by the gateway before the send (newMessageId). */
+  id: string;
   /** A chat id: `<digits>@s.whatsapp.net`, `<digits>@lid` or `<id>@g.us`. */
   to: string;
   /** Id of a message in the same chat to quote. */
@@ -27,6 +29,9 @@ export interface OutgoingMedia extends OutgoingBase {
 
 export type Outgoing = OutgoingText | OutgoingMedia;
 
+/** An outgoing message before the gateway gave it its id. */
+export type OutgoingDraft = Outgoing extends infer T ? (T extends Outgoing ? Omit<T, 'id'> : never) : never;
+
 export type LogoutOutcome = 'logged-out' | 'not-paired' | 'unreachable';
 
 export interface StatusChange {
@@ -44,8 +49,32 @@ export interface StatusChange {
 export interface ConnectionHooks {
   onStatus(change: StatusChange): void;
   onQr(qr: string): void;
-  onMessage(message: InboundMessage): Promise<void>;
+  /** A received message, with its media to fetch when it has some. */
+  onMessage(message: InboundMessage, media?: InboundMedia): Promise<void>;
+  /** Something happened to a message: a receipt, or the other side reacted, edited or deleted. */
+  onUpdate(update: MessageUpdate): Promise<void>;
 }
+
+/** The media of a received message; the daemon downloads it when the message arrives. */
+export interface InboundMedia {
+  mimetype: string;
+  fileName?: string;
+  download(): Promise<Uint8Array>;
+}
+
+/** Who did something to a message (for reactions, edits and deletes from the other side). */
+interface UpdateBase {
+  messageId: string;
+  chatId: string;
+  /** ISO time WhatsApp gave, else when the gateway saw it. */
+  timestamp: string;
+}
+
+export type MessageUpdate =
+  | (UpdateBase & { kind: 'status'; status: 'sent' | 'delivered' | 'read' | 'played' | 'failed'; error?: string })
+  | (UpdateBase & { kind: 'reaction'; sender: string; from: string | null; emoji: string })
+  | (UpdateBase & { kind: 'edit'; sender: string; from: string | null; text: string })
+  | (UpdateBase & { kind: 'delete'; sender: string; from: string | null });
 
 /**
  * One WhatsApp connection for one instance. Two implementations: Baileys (`baileys.ts`) and the

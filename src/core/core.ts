@@ -4,6 +4,9 @@ import type { ConnectionManager } from '../connection/manager.js';
 import type { Clock } from '../domain/clock.js';
 import type { Timers } from '../domain/timers.js';
 import type { EventBus } from '../events/bus.js';
+import type { MessageHub } from '../messages/hub.js';
+import type { MediaFiles } from '../messages/media.js';
+import type { MessageStore } from '../messages/store.js';
 import type { MetricsSink } from '../metrics/sink.js';
 import type { CreditLedger } from '../plans/credit-ledger.js';
 import type { StatusReporter } from '../plans/status-reporter.js';
@@ -47,4 +50,10 @@ export interface Core {
   readonly status: StatusReporter;
   readonly sender: SendService;
   readonly metrics: MetricsSink;
+  /** Messages in and out: lifecycle and history. */
+  readonly messages: MessageStore;
+  /** The bytes of media messages. */
+  readonly media: MediaFiles;
+  /** Where connection reports and sends become stored facts and events. */
+  readonly hub: MessageHub;
 }

@@ -10,7 +10,11 @@ import type { ConnectionFactory, ConnectionHooks } from '../connection/types.js'
 import { controlRoutes } from '../control/routes.js';
 import type { Core, DaemonMode, ServerSecret } from '../core/core.js';
 import type { Feature } from '../core/feature.js';
-import { systemClock, type Clock } from '../domain/clock.js';
+import { DAY_MS, systemClock, type Clock } from '../domain/clock.js';
+import { MessageHub } from '../messages/hub.js';
+import { MediaFiles } from '../messages/media.js';
+import { messagesFeature } from '../messages/feature.js';
+import { MessageStore } from '../messages/store.js';
 import { systemTimers, type Timers } from '../domain/timers.js';
 import { EventBus } from '../events/bus.js';
 import { flowsFeature, type FlowsFeature } from '../flows/feature.js';
@@ -103,6 +107,9 @@ export async function createDaemon(parts: DaemonParts): Promise<Daemon> {
   await credits.verifyAll();
   const ledger = new CreditLedger(credits, logger);
   const bus = new EventBus(logger);
+  const media = new MediaFiles(paths.mediaDir, { keepMs: config.media.keepDays * DAY_MS, maxBytesPerInstance: config.media.maxStoreBytes });
+  const messages = new MessageStore({ root: paths.messagesDir, history: config.history, media, clock, timers, logger });
+  const hub = new MessageHub({ store: messages, media, bus, clock, logger, maxMediaBytes: config.media.maxStoreBytes });
   const prometheus = config.metrics.mode === 'off' ? null : createGatewayMetrics({ connectionStatuses: () => [...manager.all()].map((e) => e.connection.status) }, { defaultMetrics: parts.defaultMetrics ?? true });
   const metrics = prometheus?.sink ?? noMetrics;
   const now = (): string => new Date(clock.now()).toISOString();
@@ -117,7 +124,8 @@ export async function createDaemon(parts: DaemonParts): Promise<Daemon> {
       bus.publish({ type: 'qr.updated', instanceId: id, timestamp: now(), data: { qr } }).catch((err: unknown) => logger.error({ err, instanceId: id }, 'could not store qr.updated'));
       manager.notify(id, { type: 'qr', qr });
     },
-    onMessage: (message) => bus.publish({ type: 'message.received', instanceId: id, timestamp: now(), data: message }),
+    onMessage: (message, media) => hub.received(id, message, media),
+    onUpdate: (update) => hub.update(id, update),
   });
   const manager = new ConnectionManager({
     sandboxFactory: (record, hooks) => new SandboxConnection(record.id, hooks, { authDir: paths.authDir, now: () => clock.now() }),
@@ -135,7 +143,7 @@ export async function createDaemon(parts: DaemonParts): Promise<Daemon> {
     maxConcurrentConnects: config.baileys.maxConcurrentConnects,
   });
   const status = new StatusReporter({ instances, ledger, manager, bus, clock, timers, logger, offline: mode === 'offline' });
-  const sender = new SendService({ instances, ledger, manager, clock, logger, metrics, typing: config.sending.typing, planChanged: (id) => status.planChanged(id) });
+  const sender = new SendService({ instances, ledger, manager, clock, logger, metrics, typing: config.sending.typing, planChanged: (id) => status.planChanged(id), hub });
   const core: Core = {
     mode,
     dataDir,
@@ -153,12 +161,17 @@ export async function createDaemon(parts: DaemonParts): Promise<Daemon> {
     status,
     sender,
     metrics,
+    messages,
+    media,
+    hub,
   };
 
   // ---- features -----------------------------------------------------------------------------
   const webhooks = await webhooksFeature(core, parts.webhooks);
   const flows = flowsFeature(core);
-  const features: Feature[] = [webhooks, flows];
+  // The chats list shows which chats a person took over: the flows feature knows.
+  const openHandovers = async (id: string): Promise<ReadonlySet<string>> => new Set((await flows.handovers.list(id)).map((h) => h.chatId));
+  const features: Feature[] = [messagesFeature(core, openHandovers), webhooks, flows];
   for (const f of features) for (const c of f.consumers ?? []) bus.register(c.consumer, { critical: c.critical ?? false });
   for (const f of features) for (const [name, g] of Object.entries(f.gauges ?? {})) prometheus?.addGauge(name, g.help, g.read);
 

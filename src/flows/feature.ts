@@ -11,6 +11,7 @@ import { FlowFiles } from './store.js';
 
 export interface FlowsFeature extends Feature {
   readonly runner: FlowRunner;
+  readonly handovers: HandoverBook;
   /** Resolves once queued inbound messages were handled and positions written (tests). */
   idle(): Promise<void>;
 }
@@ -37,6 +38,7 @@ export function flowsFeature(core: Core): FlowsFeature {
   return {
     name: 'flows',
     runner,
+    handovers,
     routes: flowRoutes(definitions, handovers),
     consumers: core.mode === 'daemon' ? [{ consumer: runner }] : [],
     async start() {

@@ -1,6 +1,8 @@
 import type { Logger } from 'pino';
 import type { ConnectionManager } from '../connection/manager.js';
-import type { Outgoing } from '../connection/types.js';
+import type { Outgoing, OutgoingDraft } from '../connection/types.js';
+import { newMessageId } from '../domain/ids.js';
+import type { MessageHub } from '../messages/hub.js';
 import type { Clock } from '../domain/clock.js';
 import { GatewayError } from '../domain/errors.js';
 import type { MetricsSink } from '../metrics/sink.js';
@@ -24,6 +26,8 @@ export interface SendDeps {
   typing?: boolean;
   /** The plan of `id` changed (its last credit was spent). */
   planChanged?: (id: string) => void;
+  /** Where every outgoing message is stored and its status published. */
+  hub: MessageHub;
 }
 
 const PREMIUM_LAPSED = 'premium has expired and no credits remain; renew premium or add credits';
@@ -38,7 +42,8 @@ const PREMIUM_LAPSED = 'premium has expired and no credits remain; renew premium
 export class SendService {
   constructor(private readonly deps: SendDeps) {}
 
-  async send(instanceId: string, message: Outgoing): Promise<SendResult> {
+  async send(instanceId: string, draft: OutgoingDraft): Promise<SendResult> {
+    const message = { ...draft, id: newMessageId() } as Outgoing;
     try {
       const result = await this.sendUnobserved(instanceId, message);
       this.deps.metrics.send('sent');
@@ -72,17 +77,26 @@ export class SendService {
       const status = entry?.connection.status ?? 'disconnected';
       if (!entry || status !== 'connected') throw new GatewayError('CONNECTION_NOT_READY', `instance is ${status}, not connected`);
       entry.rate.take();
-      const { messageId } = await entry.queue.run(async () => {
-        if (this.deps.typing && entry.connection.sendPresence) {
-          // A short "typing..." before the message, as a person would; failures do not block it.
-          await entry.connection.sendPresence(message.to, 'composing').catch(() => undefined);
-        }
-        return entry.connection.send(message);
-      });
-      if (!hold) return { messageId, quotaRemaining: 'unlimited' };
+      const { hub } = this.deps;
+      await hub.pending(instanceId, message, message.id);
+      try {
+        await entry.queue.run(async () => {
+          if (this.deps.typing && entry.connection.sendPresence) {
+            // A short "typing..." before the message, as a person would; failures do not block it.
+            await entry.connection.sendPresence(message.to, 'composing').catch(() => undefined);
+          }
+          return entry.connection.send(message);
+        });
+      } catch (err) {
+        await hub.settled(instanceId, message.id, 'failed', err instanceof GatewayError ? err.message : 'the send failed').catch(() => undefined);
+        throw err;
+      }
+      const messageId = message.id;
       const settled = hold;
       hold = null;
-      const balanceAfter = await settled.commit();
+      // The debit and the `sent` status are both on disk before the 200.
+      const [balanceAfter] = await Promise.all([settled?.commit(), hub.settled(instanceId, messageId, 'sent')]);
+      if (balanceAfter === undefined) return { messageId, quotaRemaining: 'unlimited' };
       if (balanceAfter === 0) this.deps.planChanged?.(instanceId);
       return { messageId, quotaRemaining: String(balanceAfter) };
     } finally {

@@ -18,6 +18,11 @@ export function setWriteGuard(guard: (() => void) | null): void {
   writeGuard = guard;
 }
 
+/** Throws unless this process may still write the data dir (see setWriteGuard). */
+export function checkWriteGuard(): void {
+  writeGuard?.();
+}
+
 function tempPath(file: string): string {
   return join(dirname(file), `.${basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
 }

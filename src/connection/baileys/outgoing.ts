@@ -48,10 +48,10 @@ export function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T | und
  * Send options: a reply quotes the message by id (WhatsApp shows the quoted text from the
  * recipient's own copy; a stand-in body is enough to build the context).
  */
-export function sendOptions(message: Outgoing): MiscMessageGenerationOptions | undefined {
-  if (message.replyTo === undefined) return undefined;
+export function sendOptions(message: Outgoing): MiscMessageGenerationOptions {
+  if (message.replyTo === undefined) return { messageId: message.id };
   const quoted: WAMessage = { key: { remoteJid: message.to, id: message.replyTo, fromMe: false }, message: { conversation: '' } };
-  return { quoted };
+  return { messageId: message.id, quoted };
 }
 
 /** Why a socket closed, when Baileys says more than a generic close (DNS, refused, TLS). */

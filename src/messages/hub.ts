@@ -1,0 +1,146 @@
+import type { Logger } from 'pino';
+import type { InboundMedia, MessageUpdate, Outgoing } from '../connection/types.js';
+import type { Clock } from '../domain/clock.js';
+import { errorMessage } from '../domain/errors.js';
+import type { InboundMessage, MessageType } from '../domain/types.js';
+import type { EventBus } from '../events/bus.js';
+import type { MediaFiles } from './media.js';
+import type { MessageStore } from './store.js';
+
+export interface MessageHubDeps {
+  store: MessageStore;
+  media: MediaFiles;
+  bus: EventBus;
+  clock: Clock;
+  logger: Logger;
+  /** Largest inbound file downloaded (bigger ones are announced without a url). */
+  maxMediaBytes: number;
+  downloadTimeoutMs?: number;
+}
+
+/** The route that serves a message's media. */
+export function mediaUrl(instanceId: string, messageId: string): string {
+  return `/api/${instanceId}/messages/${encodeURIComponent(messageId)}/media`;
+}
+
+function outgoingType(m: Outgoing): MessageType {
+  return m.kind === 'text' ? 'text' : m.mediaType;
+}
+
+async function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([p, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer in ${ms / 1000} s`)), ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Messages as facts: what connections report (received messages, receipts, reactions, edits,
+ * deletes) and what was sent is stored in the message store, then published as events, in that
+ * order, each durable before the connection acknowledges it.
+ */
+export class MessageHub {
+  constructor(private readonly deps: MessageHubDeps) {}
+
+  private now(): string {
+    return new Date(this.deps.clock.now()).toISOString();
+  }
+
+  /** A received message: its media downloaded and kept, stored, published. */
+  async received(instanceId: string, message: InboundMessage, media: InboundMedia | undefined): Promise<void> {
+    let event = message;
+    let stored: { mimetype: string; size: number; fileName?: string } | undefined;
+    if (media) {
+      let url: string | null = null;
+      let size = 0;
+      try {
+        const bytes = await withTimeout(media.download(), this.deps.downloadTimeoutMs ?? 60_000);
+        size = bytes.length;
+        if (size <= this.deps.maxMediaBytes && (await this.deps.media.put(instanceId, message.messageId, { bytes }, this.deps.clock.now()))) {
+          url = mediaUrl(instanceId, message.messageId);
+        }
+      } catch (err) {
+        this.deps.logger.warn({ instanceId, messageId: message.messageId, err: errorMessage(err) }, 'could not download the media of a received message; announced without a url');
+      }
+      stored = { mimetype: media.mimetype, size, ...(media.fileName !== undefined ? { fileName: media.fileName } : {}) };
+      event = { ...message, media: { ...stored, url } };
+    }
+    await Promise.all([
+      this.deps.store.recordInbound(instanceId, event, stored),
+      this.deps.bus.publish({ type: 'message.received', instanceId, timestamp: this.now(), data: event }),
+    ]);
+  }
+
+  /**
+   * A message about to be sent (possibly waiting in the pacing queue): stored as `pending` with its
+   * media, before it leaves, so a receipt can never arrive for a message the store does not know.
+   */
+  async pending(instanceId: string, message: Outgoing, messageId: string): Promise<void> {
+    const now = this.deps.clock.now();
+    let media: { mimetype: string; size: number; fileName?: string } | undefined;
+    if (message.kind === 'media') {
+      try {
+        if (await this.deps.media.put(instanceId, messageId, { path: message.path }, now)) {
+          const kept = await this.deps.media.path(instanceId, messageId);
+          media = { mimetype: message.mimetype, size: kept?.size ?? 0, fileName: message.fileName };
+        }
+      } catch (err) {
+        this.deps.logger.warn({ instanceId, messageId, err: errorMessage(err) }, 'could not keep a copy of sent media');
+      }
+    }
+    await this.deps.store.recordOutgoing(instanceId, {
+      messageId,
+      chatId: message.to,
+      fromMe: true,
+      sender: null,
+      from: null,
+      type: outgoingType(message),
+      status: 'pending',
+      ...(message.kind === 'text' ? { text: message.text } : message.caption !== undefined ? { caption: message.caption } : {}),
+      ...(message.replyTo !== undefined ? { quoted: { messageId: message.replyTo } } : {}),
+      ...(message.kind === 'text' && message.mentions ? { mentions: message.mentions } : {}),
+      ...(media ? { media } : {}),
+      timestamp: now,
+      updatedAt: now,
+    }, false);
+  }
+
+  /** The message was handed to WhatsApp (`sent`) or could not be (`failed`): stored, published. */
+  async settled(instanceId: string, messageId: string, status: 'sent' | 'failed', error?: string): Promise<void> {
+    await this.update(instanceId, { kind: 'status', messageId, chatId: '', status, timestamp: this.now(), ...(error !== undefined ? { error } : {}) });
+  }
+
+  /** A receipt, or what the other side did to a message. */
+  async update(instanceId: string, u: MessageUpdate): Promise<void> {
+    const { store, bus } = this.deps;
+    const timestamp = this.now();
+    switch (u.kind) {
+      case 'status': {
+        const change = await store.setStatus(instanceId, u.messageId, u.status, u.error);
+        // Unknown (not sent through the gateway, or long gone) or not a step forward: no event.
+        if (!change) return;
+        await bus.publish({
+          type: 'message.status',
+          instanceId,
+          timestamp,
+          data: { messageId: u.messageId, chatId: change.chatId, status: u.status, timestamp: u.timestamp, ...(u.error !== undefined ? { error: u.error } : {}) },
+        });
+        return;
+      }
+      case 'reaction':
+        await store.reaction(instanceId, u.messageId, u.sender, u.emoji);
+        await bus.publish({ type: 'message.reaction', instanceId, timestamp, data: { messageId: u.messageId, chatId: u.chatId, sender: u.sender, from: u.from, emoji: u.emoji, timestamp: u.timestamp } });
+        return;
+      case 'edit':
+        await store.edited(instanceId, u.messageId, u.text);
+        await bus.publish({ type: 'message.edited', instanceId, timestamp, data: { messageId: u.messageId, chatId: u.chatId, sender: u.sender, from: u.from, text: u.text, timestamp: u.timestamp } });
+        return;
+      case 'delete':
+        await store.deleted(instanceId, u.messageId);
+        await bus.publish({ type: 'message.deleted', instanceId, timestamp, data: { messageId: u.messageId, chatId: u.chatId, sender: u.sender, from: u.from, timestamp: u.timestamp } });
+        return;
+    }
+  }
+}

@@ -1,0 +1,276 @@
+import { readFile } from 'node:fs/promises';
+import type { MessageStatus } from '../domain/types.js';
+import { Journal } from '../store/journal.js';
+import { isForward, parseRecord, type JournalRecord, type StoredMessage } from './records.js';
+
+/** What is kept in memory per message: where its line is and what changed since. */
+export interface Entry {
+  id: string;
+  chatId: string;
+  fromMe: boolean;
+  status: MessageStatus;
+  timestamp: number;
+  updatedAt: number;
+  offset: number;
+  length: number;
+  editedText?: string;
+  deleted?: boolean;
+  reactions?: Map<string, string>;
+  error?: string;
+  /** Bytes of the message's stored media, if any. */
+  hasMedia: boolean;
+}
+
+export interface Chat {
+  chatId: string;
+  name?: string;
+  isGroup: boolean;
+  lastMessageAt: number;
+  unread: number;
+  /** Message ids, oldest first. */
+  ids: string[];
+}
+
+export interface Limits {
+  maxPerChat: number;
+  keepMs: number;
+}
+
+/** A change of an outgoing message's status, when it moved forward. */
+export interface StatusChange {
+  messageId: string;
+  chatId: string;
+  from: MessageStatus;
+  to: MessageStatus;
+}
+
+/**
+ * One instance's messages: the journal on disk, and in memory an index of every kept message (where
+ * its line is, its status and later changes) and of its chats. Message bodies stay on disk and are
+ * read when a page of history is asked for.
+ */
+export class InstanceMessages {
+  readonly entries = new Map<string, Entry>();
+  readonly chats = new Map<string, Chat>();
+  /** Bytes of the journal that still describe kept messages. */
+  private liveBytes = 0;
+  private compacting: Promise<void> | null = null;
+
+  private constructor(
+    private readonly journal: Journal,
+    private readonly limits: Limits,
+    private readonly onEvict: (entry: Entry) => void,
+  ) {}
+
+  static async open(file: string, limits: Limits, onEvict: (entry: Entry) => void, now: number): Promise<InstanceMessages> {
+    const { journal, lines } = await Journal.open(file);
+    const im = new InstanceMessages(journal, limits, onEvict);
+    for (const line of lines) {
+      const r = parseRecord(line.text);
+      if (r) im.apply(r, line.offset, Buffer.byteLength(line.text, 'utf8'));
+    }
+    im.prune(now);
+    return im;
+  }
+
+  /** Applies one record to the index (replay and live). */
+  private apply(r: JournalRecord, offset: number, length: number): StatusChange | null {
+    switch (r.k) {
+      case 'm': {
+        const existing = this.entries.get(r.messageId);
+        if (existing) return null; // a duplicate (offline backlog repeats live messages)
+        const entry: Entry = { id: r.messageId, chatId: r.chatId, fromMe: r.fromMe, status: r.status, timestamp: r.timestamp, updatedAt: r.updatedAt, offset, length, hasMedia: r.media !== undefined };
+        if (r.error !== undefined) entry.error = r.error;
+        if (r.deleted) entry.deleted = true;
+        if (r.reactions) entry.reactions = new Map(Object.entries(r.reactions));
+        this.entries.set(entry.id, entry);
+        this.liveBytes += length + 1;
+        let chat = this.chats.get(r.chatId);
+        if (!chat) {
+          chat = { chatId: r.chatId, isGroup: r.chatId.endsWith('@g.us'), lastMessageAt: 0, unread: 0, ids: [] };
+          this.chats.set(r.chatId, chat);
+        }
+        chat.ids.push(entry.id);
+        chat.lastMessageAt = Math.max(chat.lastMessageAt, r.timestamp);
+        if (!r.fromMe && r.status !== 'read') chat.unread += 1;
+        if (!r.fromMe && r.fromName && !chat.isGroup) chat.name = r.fromName;
+        while (chat.ids.length > this.limits.maxPerChat) this.evict(chat.ids[0]!);
+        return null;
+      }
+      case 's': {
+        const e = this.entries.get(r.id);
+        if (!e || !isForward(e.status, r.status)) return null;
+        const change: StatusChange = { messageId: e.id, chatId: e.chatId, from: e.status, to: r.status };
+        e.status = r.status;
+        e.updatedAt = r.at;
+        if (r.error !== undefined) e.error = r.error;
+        this.liveBytes += length + 1;
+        return change;
+      }
+      case 'e': {
+        const e = this.entries.get(r.id);
+        if (!e) return null;
+        e.editedText = r.text;
+        e.updatedAt = r.at;
+        this.liveBytes += length + 1;
+        return null;
+      }
+      case 'd': {
+        const e = this.entries.get(r.id);
+        if (!e) return null;
+        e.deleted = true;
+        e.updatedAt = r.at;
+        this.liveBytes += length + 1;
+        return null;
+      }
+      case 'r': {
+        const e = this.entries.get(r.id);
+        if (!e) return null;
+        e.reactions ??= new Map();
+        if (r.emoji === '') e.reactions.delete(r.sender);
+        else e.reactions.set(r.sender, r.emoji);
+        e.updatedAt = r.at;
+        this.liveBytes += length + 1;
+        return null;
+      }
+      case 'read': {
+        const chat = this.chats.get(r.chat);
+        if (!chat) return null;
+        chat.unread = 0;
+        for (const id of chat.ids) {
+          const e = this.entries.get(id);
+          if (e && !e.fromMe && e.status === 'delivered') e.status = 'read';
+        }
+        return null;
+      }
+    }
+  }
+
+  private evict(id: string): void {
+    const e = this.entries.get(id);
+    if (!e) return;
+    this.entries.delete(id);
+    this.liveBytes -= e.length + 1;
+    const chat = this.chats.get(e.chatId);
+    if (chat) {
+      const i = chat.ids.indexOf(id);
+      if (i >= 0) chat.ids.splice(i, 1);
+      if (!e.fromMe && e.status === 'delivered' && chat.unread > 0) chat.unread -= 1;
+      if (chat.ids.length === 0) this.chats.delete(chat.chatId);
+    }
+    this.onEvict(e);
+  }
+
+  /** Drops messages older than the retention; returns how many went. */
+  prune(now: number): number {
+    const cutoff = now - this.limits.keepMs;
+    let n = 0;
+    for (const e of [...this.entries.values()]) {
+      if (e.timestamp < cutoff) {
+        this.evict(e.id);
+        n += 1;
+      }
+    }
+    return n;
+  }
+
+  /**
+   * Appends a record: durable (resolves once on disk) or lazy. Applied to the index at once, so a
+   * reader sees it; the returned change says whether a status moved forward (null when it did not,
+   * in which case nothing was written).
+   */
+  async write(record: JournalRecord, durable: boolean): Promise<StatusChange | null> {
+    // Lines appended during a compaction would be missed by it: wait for it to finish.
+    while (this.compacting) await this.compacting.catch(() => undefined);
+    if (record.k === 's') {
+      const e = this.entries.get(record.id);
+      if (!e || !isForward(e.status, record.status)) return null;
+    }
+    if ((record.k === 'e' || record.k === 'd' || record.k === 'r') && !this.entries.has(record.id)) return null;
+    if (record.k === 'm' && this.entries.has(record.messageId)) return null;
+    const text = JSON.stringify(record);
+    const length = Buffer.byteLength(text, 'utf8');
+    let offset: number;
+    let done: Promise<void> = Promise.resolve();
+    if (durable) {
+      const appended = this.journal.append(text);
+      offset = appended.offset;
+      done = appended.durable;
+    } else {
+      offset = this.journal.appendLazy(text);
+    }
+    const change = this.apply(record, offset, length);
+    await done;
+    this.maybeCompact();
+    return change;
+  }
+
+  /** The stored line of a message, parsed, with its later changes merged in. */
+  async message(id: string): Promise<StoredMessage | null> {
+    const e = this.entries.get(id);
+    if (!e) return null;
+    const r = parseRecord(await this.journal.read(e.offset, e.length));
+    if (r?.k !== 'm' || r.messageId !== id) return null;
+    const { k: _k, ...stored } = r;
+    const out: StoredMessage = { ...stored, status: e.status, updatedAt: e.updatedAt };
+    if (e.editedText !== undefined) {
+      if (out.caption !== undefined && out.text === undefined) out.caption = e.editedText;
+      else out.text = e.editedText;
+      out.edited = true;
+    }
+    if (e.deleted) {
+      out.deleted = true;
+      delete out.text;
+      delete out.caption;
+    }
+    if (e.reactions && e.reactions.size > 0) out.reactions = Object.fromEntries(e.reactions);
+    else delete out.reactions;
+    if (e.error !== undefined) out.error = e.error;
+    return out;
+  }
+
+  /** Rewrites the journal when most of it no longer describes kept messages. */
+  private maybeCompact(): void {
+    if (this.compacting || this.journal.size < 1_048_576 || this.journal.size < 2 * this.liveBytes) return;
+    this.compacting = this.compact().finally(() => {
+      this.compacting = null;
+    });
+    this.compacting.catch(() => undefined);
+  }
+
+  /** One merged `m` line per kept message, in journal order. */
+  async compact(): Promise<void> {
+    await this.journal.drain();
+    const data = await readFile(this.journal.file);
+    const kept = [...this.entries.values()].sort((a, b) => a.offset - b.offset);
+    const lines: string[] = [];
+    for (const e of kept) {
+      const r = parseRecord(data.subarray(e.offset, e.offset + e.length).toString('utf8'));
+      if (r?.k !== 'm') continue;
+      const merged = { ...r, status: e.status, updatedAt: e.updatedAt } as JournalRecord & StoredMessage;
+      if (e.editedText !== undefined) {
+        if (merged.text === undefined && merged.caption !== undefined) merged.caption = e.editedText;
+        else merged.text = e.editedText;
+        merged.edited = true;
+      }
+      if (e.deleted) merged.deleted = true;
+      if (e.reactions && e.reactions.size > 0) merged.reactions = Object.fromEntries(e.reactions);
+      if (e.error !== undefined) merged.error = e.error;
+      lines.push(JSON.stringify(merged));
+    }
+    const offsets = await this.journal.rewrite(lines);
+    let live = 0;
+    kept.forEach((e, i) => {
+      e.offset = offsets[i]!;
+      e.length = Buffer.byteLength(lines[i]!, 'utf8');
+      delete e.editedText;
+      live += e.length + 1;
+    });
+    this.liveBytes = live;
+  }
+
+  async close(): Promise<void> {
+    await this.compacting;
+    await this.journal.close();
+  }
+}

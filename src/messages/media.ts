@@ -1,0 +1,111 @@
+import { copyFile, readdir, rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { storageError } from '../domain/errors.js';
+import { ensureDir, writeFileAtomic } from '../store/atomic-write.js';
+
+const SAFE_ID = /^[A-Za-z0-9_-]{1,128}$/;
+
+interface Kept {
+  id: string;
+  size: number;
+  at: number;
+}
+
+export interface MediaLimits {
+  keepMs: number;
+  maxBytesPerInstance: number;
+}
+
+/**
+ * The bytes of media messages, in and out: DATA_DIR/media/<instanceId>/<messageId> (0600), kept
+ * `media.keepDays` and at most `media.maxStoreBytes` per instance (the oldest go first).
+ */
+export class MediaFiles {
+  private readonly kept = new Map<string, Promise<Kept[]>>();
+
+  constructor(
+    private readonly root: string,
+    private readonly limits: MediaLimits,
+  ) {}
+
+  private dir(instanceId: string): string {
+    return join(this.root, instanceId);
+  }
+
+  private list(instanceId: string): Promise<Kept[]> {
+    let l = this.kept.get(instanceId);
+    if (!l) {
+      l = (async () => {
+        const dir = this.dir(instanceId);
+        const names = await readdir(dir).catch(() => [] as string[]);
+        const out: Kept[] = [];
+        for (const name of names) {
+          if (!SAFE_ID.test(name)) continue;
+          const st = await stat(join(dir, name)).catch(() => null);
+          if (st?.isFile()) out.push({ id: name, size: st.size, at: st.mtimeMs });
+        }
+        return out.sort((a, b) => a.at - b.at);
+      })();
+      this.kept.set(instanceId, l);
+    }
+    return l;
+  }
+
+  /** Stores bytes (or a file's bytes) for a message; false when it is over the instance's limit alone. */
+  async put(instanceId: string, messageId: string, source: { bytes: Uint8Array } | { path: string }, now: number): Promise<boolean> {
+    if (!SAFE_ID.test(messageId)) return false;
+    const size = 'bytes' in source ? source.bytes.length : (await stat(source.path)).size;
+    if (size > this.limits.maxBytesPerInstance) return false;
+    const dir = this.dir(instanceId);
+    const file = join(dir, messageId);
+    try {
+      await ensureDir(dir);
+      if ('bytes' in source) await writeFileAtomic(file, source.bytes);
+      else await copyFile(source.path, file);
+    } catch (err) {
+      throw storageError(err, `media of ${messageId}`);
+    }
+    const list = await this.list(instanceId);
+    list.push({ id: messageId, size, at: now });
+    await this.enforce(instanceId, list, now);
+    return true;
+  }
+
+  /** The file of a kept media message, or null. */
+  async path(instanceId: string, messageId: string): Promise<{ path: string; size: number } | null> {
+    if (!SAFE_ID.test(messageId)) return null;
+    const list = await this.list(instanceId);
+    const k = list.find((x) => x.id === messageId);
+    return k ? { path: join(this.dir(instanceId), messageId), size: k.size } : null;
+  }
+
+  async remove(instanceId: string, messageId: string): Promise<void> {
+    const list = await this.list(instanceId);
+    const i = list.findIndex((x) => x.id === messageId);
+    if (i >= 0) list.splice(i, 1);
+    await rm(join(this.dir(instanceId), messageId), { force: true }).catch(() => undefined);
+  }
+
+  /** Drops expired media and the oldest past the size limit. */
+  async enforce(instanceId: string, list?: Kept[], now = Date.now()): Promise<void> {
+    const l = list ?? (await this.list(instanceId));
+    const cutoff = now - this.limits.keepMs;
+    let total = l.reduce((n, k) => n + k.size, 0);
+    while (l.length > 0 && (l[0]!.at < cutoff || total > this.limits.maxBytesPerInstance)) {
+      const k = l.shift()!;
+      total -= k.size;
+      await rm(join(this.dir(instanceId), k.id), { force: true }).catch(() => undefined);
+    }
+  }
+
+  /** Every instance with media: expiry sweep. */
+  async sweep(now: number): Promise<void> {
+    const names = await readdir(this.root).catch(() => [] as string[]);
+    for (const id of names) await this.enforce(id, undefined, now);
+  }
+
+  async removeInstance(instanceId: string): Promise<void> {
+    this.kept.delete(instanceId);
+    await rm(this.dir(instanceId), { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,213 @@
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import type { GatewayConfig } from '../config/schema.js';
+import { DAY_MS, type Clock } from '../domain/clock.js';
+import { errorMessage } from '../domain/errors.js';
+import type { TimerHandle, Timers } from '../domain/timers.js';
+import type { InboundMessage, MessageStatus } from '../domain/types.js';
+import { ensureDir } from '../store/atomic-write.js';
+import { isInstanceId } from '../store/paths.js';
+import { InstanceMessages, type Chat, type Entry, type StatusChange } from './instance-messages.js';
+import type { MediaFiles } from './media.js';
+import type { StoredMessage } from './records.js';
+
+export type { StatusChange } from './instance-messages.js';
+
+export interface MessageStoreOptions {
+  root: string;
+  history: GatewayConfig['history'];
+  media: MediaFiles;
+  clock: Clock;
+  timers: Timers;
+  logger: Logger;
+  /** Instances whose index is kept in memory at once; the least recently used are closed. */
+  maxOpen?: number;
+}
+
+/** What a chat page shows. */
+export interface ChatPage {
+  messages: StoredMessage[];
+  nextBefore: string | null;
+}
+
+/**
+ * Messages in and out, per instance: the lifecycle of every outgoing message (pending -> sent ->
+ * delivered -> read -> played, or failed; never backwards) and the conversation history. Bounded
+ * by `history.days` and `history.maxMessagesPerChat`; with `history.enabled` false only the
+ * lifecycle (ids, chats, statuses) is kept, not what was said.
+ */
+export class MessageStore {
+  private readonly open = new Map<string, Promise<InstanceMessages>>();
+  private sweepTimer: TimerHandle | null = null;
+
+  constructor(private readonly options: MessageStoreOptions) {}
+
+  get historyEnabled(): boolean {
+    return this.options.history.enabled;
+  }
+
+  private file(instanceId: string): string {
+    if (!isInstanceId(instanceId)) throw new Error(`not an instance id: ${JSON.stringify(instanceId.slice(0, 60))}`);
+    return join(this.options.root, instanceId, 'journal.jsonl');
+  }
+
+  private instance(instanceId: string): Promise<InstanceMessages> {
+    let im = this.open.get(instanceId);
+    if (im) {
+      // Most recently used last.
+      this.open.delete(instanceId);
+      this.open.set(instanceId, im);
+      return im;
+    }
+    const { history } = this.options;
+    im = (async () => {
+      await ensureDir(join(this.options.root, instanceId));
+      return InstanceMessages.open(
+        this.file(instanceId),
+        { maxPerChat: history.maxMessagesPerChat, keepMs: history.days * DAY_MS },
+        (e: Entry) => {
+          if (e.hasMedia) void this.options.media.remove(instanceId, e.id);
+        },
+        this.options.clock.now(),
+      );
+    })();
+    im.catch(() => this.open.delete(instanceId));
+    this.open.set(instanceId, im);
+    const max = this.options.maxOpen ?? 256;
+    while (this.open.size > max) {
+      const [oldest, p] = this.open.entries().next().value as [string, Promise<InstanceMessages>];
+      this.open.delete(oldest);
+      void p.then((x) => x.close()).catch(() => undefined);
+    }
+    return im;
+  }
+
+  /** Without history, only what the lifecycle needs is kept. */
+  private trim(m: StoredMessage): StoredMessage {
+    if (this.options.history.enabled) return m;
+    const { messageId, chatId, fromMe, sender, from, type, status, timestamp, updatedAt } = m;
+    return { messageId, chatId, fromMe, sender, from, type, status, timestamp, updatedAt };
+  }
+
+  /** An outgoing message (`pending` before it leaves; its status follows with setStatus). */
+  async recordOutgoing(instanceId: string, m: StoredMessage, durable: boolean): Promise<void> {
+    await (await this.instance(instanceId)).write({ k: 'm', ...this.trim(m) }, durable);
+  }
+
+  /** A received message, stored durably before the connection acknowledges it. */
+  async recordInbound(instanceId: string, m: InboundMessage, media: { mimetype: string; size: number; fileName?: string } | undefined): Promise<void> {
+    const ts = Date.parse(m.timestamp);
+    const stored: StoredMessage = {
+      messageId: m.messageId,
+      chatId: m.chatId,
+      fromMe: false,
+      sender: m.sender,
+      from: m.from,
+      ...(m.fromName !== undefined ? { fromName: m.fromName } : {}),
+      type: m.type,
+      status: 'delivered',
+      ...(m.text !== undefined ? { text: m.text } : {}),
+      ...(m.caption !== undefined ? { caption: m.caption } : {}),
+      ...(m.quoted ? { quoted: m.quoted } : {}),
+      ...(m.mentions ? { mentions: m.mentions } : {}),
+      ...(media ? { media } : {}),
+      ...(m.location ? { location: m.location } : {}),
+      ...(m.contacts ? { contacts: m.contacts } : {}),
+      ...(m.poll ? { poll: m.poll } : {}),
+      timestamp: ts,
+      updatedAt: this.options.clock.now(),
+    };
+    await (await this.instance(instanceId)).write({ k: 'm', ...this.trim(stored) }, true);
+  }
+
+  /** A status reported for a message; the change when it moved forward, else null. */
+  async setStatus(instanceId: string, messageId: string, status: MessageStatus, error?: string): Promise<StatusChange | null> {
+    const im = await this.instance(instanceId);
+    return im.write({ k: 's', id: messageId, status, at: this.options.clock.now(), ...(error !== undefined ? { error } : {}) }, true);
+  }
+
+  async edited(instanceId: string, messageId: string, text: string): Promise<boolean> {
+    const im = await this.instance(instanceId);
+    if (!im.entries.has(messageId)) return false;
+    await im.write({ k: 'e', id: messageId, text: this.options.history.enabled ? text : '', at: this.options.clock.now() }, true);
+    return true;
+  }
+
+  async deleted(instanceId: string, messageId: string): Promise<boolean> {
+    const im = await this.instance(instanceId);
+    if (!im.entries.has(messageId)) return false;
+    await im.write({ k: 'd', id: messageId, at: this.options.clock.now() }, true);
+    return true;
+  }
+
+  async reaction(instanceId: string, messageId: string, sender: string, emoji: string): Promise<void> {
+    await (await this.instance(instanceId)).write({ k: 'r', id: messageId, sender, emoji, at: this.options.clock.now() }, false);
+  }
+
+  /** The chat was read on our side: its unread count goes to 0. */
+  async markRead(instanceId: string, chatId: string): Promise<void> {
+    await (await this.instance(instanceId)).write({ k: 'read', chat: chatId, at: this.options.clock.now() }, false);
+  }
+
+  async get(instanceId: string, messageId: string): Promise<StoredMessage | null> {
+    return (await this.instance(instanceId)).message(messageId);
+  }
+
+  /** Where a message is (its chat), if it is kept. */
+  async chatOf(instanceId: string, messageId: string): Promise<string | null> {
+    return (await this.instance(instanceId)).entries.get(messageId)?.chatId ?? null;
+  }
+
+  /** Chats, newest first. */
+  async chats(instanceId: string): Promise<Chat[]> {
+    return [...(await this.instance(instanceId)).chats.values()].sort((a, b) => b.lastMessageAt - a.lastMessageAt);
+  }
+
+  /** A chat's messages, newest first, `limit` at most, older than `before` if given. */
+  async chatMessages(instanceId: string, chatId: string, limit: number, before?: string): Promise<ChatPage | null> {
+    const im = await this.instance(instanceId);
+    const chat = im.chats.get(chatId);
+    if (!chat) return null;
+    let end = chat.ids.length;
+    if (before !== undefined) {
+      const i = chat.ids.indexOf(before);
+      end = i < 0 ? 0 : i;
+    }
+    const ids = chat.ids.slice(Math.max(0, end - limit), end).reverse();
+    const messages: StoredMessage[] = [];
+    for (const id of ids) {
+      const m = await im.message(id);
+      if (m) messages.push(m);
+    }
+    const oldest = ids[ids.length - 1];
+    return { messages, nextBefore: end - limit > 0 && oldest !== undefined ? oldest : null };
+  }
+
+  /** Daily sweep of expired messages and media. */
+  start(): void {
+    const sweep = (): void => {
+      const now = this.options.clock.now();
+      void (async () => {
+        for (const p of this.open.values()) (await p.catch(() => null))?.prune(now);
+        await this.options.media.sweep(now);
+      })().catch((err: unknown) => this.options.logger.error({ err: errorMessage(err) }, 'history sweep failed'));
+      this.sweepTimer = this.options.timers.after(DAY_MS / 4, sweep);
+    };
+    this.sweepTimer = this.options.timers.after(DAY_MS / 4, sweep);
+  }
+
+  async stop(): Promise<void> {
+    this.sweepTimer?.cancel();
+    for (const p of this.open.values()) await (await p.catch(() => null))?.close();
+    this.open.clear();
+  }
+
+  async removeInstance(instanceId: string): Promise<void> {
+    const p = this.open.get(instanceId);
+    this.open.delete(instanceId);
+    await (await p?.catch(() => null))?.close().catch(() => undefined);
+    await rm(join(this.options.root, instanceId), { recursive: true, force: true });
+    await this.options.media.removeInstance(instanceId);
+  }
+}

@@ -1,0 +1,189 @@
+import { open, rename, rm, type FileHandle } from 'node:fs/promises';
+import { dirname, basename, join } from 'node:path';
+import { storageError } from '../domain/errors.js';
+import { FILE_MODE, checkWriteGuard, syncDir } from './atomic-write.js';
+
+/**
+ * An append-only file of JSON lines with group commit: every line appended while a write is under
+ * way goes out in the next write, and one fdatasync covers all of them. `append` resolves once its
+ * line is on disk; `appendLazy` does not wait for the disk (a crash may lose it; the order of lines
+ * is kept either way). Opening replays the lines and cuts off a torn tail (a crash mid-write):
+ * nothing after the last complete line was ever acknowledged.
+ *
+ * One process writes a journal (the data dir lock holder), so positions are kept in memory.
+ */
+export interface JournalLine {
+  offset: number;
+  text: string;
+}
+
+interface Waiter {
+  resolve(): void;
+  reject(err: unknown): void;
+}
+
+export class Journal {
+  private queued: Buffer[] = [];
+  private queuedDurable: Waiter[] = [];
+  private queuedLazy: Waiter[] = [];
+  private writing: Promise<void> | null = null;
+  private closed = false;
+
+  private constructor(
+    readonly file: string,
+    private handle: FileHandle,
+    /** Bytes written or queued: the offset of the next line. */
+    private end: number,
+  ) {}
+
+  /**
+   * Opens (creating) the journal and returns it with its complete lines. A torn last line is cut
+   * off; a line in the middle that does not parse is left to the caller (it sees the text).
+   */
+  static async open(file: string): Promise<{ journal: Journal; lines: JournalLine[] }> {
+    const handle = await open(file, 'a+', FILE_MODE);
+    try {
+      const size = (await handle.stat()).size;
+      const data = size > 0 ? (await handle.read(Buffer.alloc(size), 0, size, 0)).buffer : Buffer.alloc(0);
+      const lines: JournalLine[] = [];
+      let start = 0;
+      for (let nl = data.indexOf(0x0a, start); nl !== -1; nl = data.indexOf(0x0a, start)) {
+        if (nl > start) lines.push({ offset: start, text: data.subarray(start, nl).toString('utf8') });
+        start = nl + 1;
+      }
+      if (start < data.length) {
+        // A torn tail: written but never acknowledged (its fdatasync did not return).
+        await handle.truncate(start);
+        await handle.datasync();
+      }
+      return { journal: new Journal(file, handle, start), lines };
+    } catch (err) {
+      await handle.close().catch(() => undefined);
+      throw err;
+    }
+  }
+
+  get size(): number {
+    return this.end;
+  }
+
+  /** Queues a line; returns its offset and a promise that resolves once it is on disk. */
+  append(text: string): { offset: number; durable: Promise<void> } {
+    const offset = this.enqueue(text);
+    const durable = new Promise<void>((resolve, reject) => this.queuedDurable.push({ resolve, reject }));
+    this.kick();
+    return { offset, durable };
+  }
+
+  /** Queues a line that need not be durable before the caller goes on; returns its offset. */
+  appendLazy(text: string): number {
+    const offset = this.enqueue(text);
+    const written = new Promise<void>((resolve, reject) => this.queuedLazy.push({ resolve, reject }));
+    written.catch(() => undefined);
+    this.kick();
+    return offset;
+  }
+
+  private enqueue(text: string): number {
+    if (this.closed) throw new Error(`journal ${this.file} is closed`);
+    const buf = Buffer.from(`${text}\n`, 'utf8');
+    const offset = this.end;
+    this.end += buf.length;
+    this.queued.push(buf);
+    return offset;
+  }
+
+  private kick(): void {
+    if (this.writing) return;
+    this.writing = this.flushLoop().finally(() => {
+      this.writing = null;
+      if (this.queued.length > 0) this.kick();
+    });
+  }
+
+  private async flushLoop(): Promise<void> {
+    // Let the lines of the current tick join this write.
+    await new Promise((r) => setImmediate(r));
+    while (this.queued.length > 0) {
+      const bufs = this.queued;
+      const durable = this.queuedDurable;
+      const lazy = this.queuedLazy;
+      this.queued = [];
+      this.queuedDurable = [];
+      this.queuedLazy = [];
+      try {
+        checkWriteGuard();
+        const data = bufs.length === 1 ? bufs[0]! : Buffer.concat(bufs);
+        let written = 0;
+        while (written < data.length) written += (await this.handle.write(data, written, data.length - written)).bytesWritten;
+        if (durable.length > 0) await this.handle.datasync();
+        for (const w of durable) w.resolve();
+        for (const w of lazy) w.resolve();
+      } catch (err) {
+        const failure = storageError(err, this.file);
+        for (const w of [...durable, ...lazy]) w.reject(failure);
+        // What follows would sit after a hole: refuse until reopened.
+        this.closed = true;
+        for (const w of [...this.queuedDurable, ...this.queuedLazy]) w.reject(failure);
+        this.queued = [];
+        this.queuedDurable = [];
+        this.queuedLazy = [];
+        return;
+      }
+    }
+  }
+
+  /** Reads `length` bytes at `offset` (a line written earlier, without its newline). */
+  async read(offset: number, length: number): Promise<string> {
+    await this.writing;
+    const { buffer, bytesRead } = await this.handle.read(Buffer.alloc(length), 0, length, offset);
+    return buffer.subarray(0, bytesRead).toString('utf8');
+  }
+
+  /** Waits for every queued line to be written (durable or not). */
+  async drain(): Promise<void> {
+    while (this.writing) await this.writing;
+  }
+
+  /**
+   * Replaces the journal with `lines` (compaction): written to a temp file, fsynced, renamed over
+   * the journal. Returns the new offset of each line. Appends wait until it is done.
+   */
+  async rewrite(lines: readonly string[]): Promise<number[]> {
+    await this.drain();
+    const tmp = join(dirname(this.file), `.${basename(this.file)}.${process.pid}.compact.tmp`);
+    const offsets: number[] = [];
+    let pos = 0;
+    const bufs = lines.map((l) => {
+      const b = Buffer.from(`${l}\n`, 'utf8');
+      offsets.push(pos);
+      pos += b.length;
+      return b;
+    });
+    const out = await open(tmp, 'w', FILE_MODE);
+    try {
+      await out.writeFile(Buffer.concat(bufs));
+      await out.sync();
+    } finally {
+      await out.close();
+    }
+    try {
+      checkWriteGuard();
+      await rename(tmp, this.file);
+    } catch (err) {
+      await rm(tmp, { force: true });
+      throw storageError(err, this.file);
+    }
+    await syncDir(dirname(this.file));
+    await this.handle.close();
+    this.handle = await open(this.file, 'a+', FILE_MODE);
+    this.end = pos;
+    return offsets;
+  }
+
+  async close(): Promise<void> {
+    await this.drain();
+    this.closed = true;
+    await this.handle.close();
+  }
+}
