@@ -129,7 +129,7 @@ export function sandboxRoutes(core: Core): RouteDef[] {
       response: { description: 'Played.', schema: Ok },
       errors: ['NOT_FOUND', 'MISSING_FIELD', 'INVALID_FIELD', 'INVALID_PHONE', 'CONNECTION_NOT_READY'],
       async handle({ instance, body }) {
-        await sandboxOf(instance.id, instance.sandbox).react(body);
+        await sandboxOf(instance.id, instance.sandbox).playReaction(body);
         return { success: true, instanceId: instance.id };
       },
     }),

@@ -5,7 +5,8 @@ import { GatewayError } from '../domain/errors.js';
 import { newMessageId } from '../domain/ids.js';
 import type { ConnectionStatus, InboundMessage, MessageType } from '../domain/types.js';
 import { ensureDir, writeFileAtomic } from '../store/atomic-write.js';
-import type { Connection, ConnectionHooks, LogoutOutcome, Outgoing } from './types.js';
+import { vcard } from '../sending/vcard.js';
+import type { Connection, ConnectionHooks, GroupInfo, GroupSummary, LogoutOutcome, MessageRef, NumberCheck, Outgoing } from './types.js';
 
 export interface SentRecord {
   messageId: string;
@@ -16,7 +17,22 @@ export interface SentRecord {
   type: MessageType;
   message?: string;
   caption?: string;
+  replyTo?: string;
+  location?: { latitude: number; longitude: number; name?: string; address?: string };
+  contacts?: Array<{ name: string; phone: string; vcard: string }>;
+  poll?: { question: string; options: string[]; multiple: boolean };
   sentAt: string;
+}
+
+/** Something the instance did besides sending a message (reactions, edits, read marks, ...). */
+export interface SandboxAction {
+  action: 'react' | 'edit' | 'delete' | 'read' | 'presence';
+  chatId: string;
+  messageId?: string;
+  emoji?: string;
+  text?: string;
+  state?: string;
+  at: string;
 }
 
 /** A simulated received message (see POST /sandbox/inbound). */
@@ -52,7 +68,9 @@ export class SandboxConnection implements Connection {
   private currentQr: string | null = null;
   private lastReason: string | null = null;
   private readonly sentLog: SentRecord[] = [];
-  private readonly groups = new Set<string>();
+  /** Groups inbound messages named, with the senders seen in each. */
+  private readonly groupMembers = new Map<string, Set<string>>();
+  private readonly actionLog: SandboxAction[] = [];
   private timer: NodeJS.Timeout | null = null;
   private running = false;
   private readonly credsFile: string;
@@ -174,7 +192,11 @@ export class SandboxConnection implements Connection {
     const senderPn = input.from !== undefined ? `${input.from.slice(1)}@s.whatsapp.net` : null;
     const sender = input.lid !== undefined ? `${input.lid}@lid` : senderPn!;
     const isGroup = input.chatId !== undefined;
-    if (isGroup) this.groups.add(input.chatId!);
+    if (isGroup) {
+      const members = this.groupMembers.get(input.chatId!) ?? new Set<string>();
+      members.add(sender);
+      this.groupMembers.set(input.chatId!, members);
+    }
     const chatId = isGroup ? input.chatId! : (senderPn ?? sender);
     const type = input.media ? input.media.type : 'text';
     const message: InboundMessage = {
@@ -206,7 +228,7 @@ export class SandboxConnection implements Connection {
   }
 
   /** Simulates `from` reacting to a message of this chat ("" removes the reaction). */
-  async react(input: { messageId: string; emoji: string; from: string }): Promise<void> {
+  async playReaction(input: { messageId: string; emoji: string; from: string }): Promise<void> {
     this.requireConnected();
     const sent = this.sentLog.find((m) => m.messageId === input.messageId);
     const sender = `${input.from.slice(1)}@s.whatsapp.net`;
@@ -221,9 +243,60 @@ export class SandboxConnection implements Connection {
     });
   }
 
-  /** Groups inbound messages named (what `GET /groups` shows for a sandbox). */
-  knownGroups(): string[] {
-    return [...this.groups];
+  // ---- what the instance does besides sending (the Connection interface) ----------------
+
+  private act(a: Omit<SandboxAction, 'at'>): void {
+    this.requireConnected();
+    this.actionLog.push({ ...a, at: new Date(this.now()).toISOString() });
+    if (this.actionLog.length > 2000) this.actionLog.splice(0, 1000);
+  }
+
+  async react(target: MessageRef, emoji: string): Promise<void> {
+    this.act({ action: 'react', chatId: target.chatId, messageId: target.messageId, emoji });
+  }
+
+  async edit(target: MessageRef, text: string): Promise<void> {
+    this.act({ action: 'edit', chatId: target.chatId, messageId: target.messageId, text });
+  }
+
+  async remove(target: MessageRef): Promise<void> {
+    this.act({ action: 'delete', chatId: target.chatId, messageId: target.messageId });
+  }
+
+  async markRead(targets: MessageRef[]): Promise<void> {
+    for (const t of targets) this.act({ action: 'read', chatId: t.chatId, messageId: t.messageId });
+  }
+
+  async presence(chatId: string, state: 'typing' | 'paused'): Promise<void> {
+    this.act({ action: 'presence', chatId, state });
+  }
+
+  /** Every E.164 number exists on the simulated WhatsApp. */
+  async checkNumbers(phones: string[]): Promise<NumberCheck[]> {
+    this.requireConnected();
+    return phones.map((phone) => ({ phone, exists: true, chatId: `${phone.slice(1)}@s.whatsapp.net` }));
+  }
+
+  /** The groups inbound messages named. */
+  async groups(): Promise<GroupSummary[]> {
+    this.requireConnected();
+    return [...this.groupMembers.entries()].map(([chatId, members]) => ({ chatId, subject: `Sandbox group ${chatId.split('@')[0]}`, size: members.size + 1 }));
+  }
+
+  async group(chatId: string): Promise<GroupInfo | null> {
+    this.requireConnected();
+    const members = this.groupMembers.get(chatId);
+    if (!members) return null;
+    return {
+      chatId,
+      subject: `Sandbox group ${chatId.split('@')[0]}`,
+      participants: [...members].map((jid) => ({ jid, ...(jid.endsWith('@s.whatsapp.net') ? { phone: `+${jid.split('@')[0]}` } : {}), admin: false })),
+    };
+  }
+
+  /** What the instance did besides sending, oldest first (bounded). */
+  actions(): readonly SandboxAction[] {
+    return this.actionLog;
   }
 
   private requireConnected(): void {
@@ -236,11 +309,15 @@ export class SandboxConnection implements Connection {
       messageId: message.id,
       to: message.to,
       phone: message.to.endsWith('@s.whatsapp.net') ? `+${message.to.slice(0, message.to.indexOf('@'))}` : null,
-      type: message.kind === 'text' ? 'text' : message.mediaType,
+      type: message.kind === 'media' ? message.mediaType : message.kind,
       sentAt: new Date(this.now()).toISOString(),
     };
+    if (message.replyTo !== undefined) record.replyTo = message.replyTo;
     if (message.kind === 'text') record.message = message.text;
-    else if (message.caption !== undefined) record.caption = message.caption;
+    else if (message.kind === 'media' && message.caption !== undefined) record.caption = message.caption;
+    else if (message.kind === 'location') record.location = { latitude: message.latitude, longitude: message.longitude, ...(message.name !== undefined ? { name: message.name } : {}), ...(message.address !== undefined ? { address: message.address } : {}) };
+    else if (message.kind === 'contact') record.contacts = message.contacts.map((c) => ({ ...c, vcard: vcard(c.name, c.phone) }));
+    else if (message.kind === 'poll') record.poll = { question: message.question, options: message.options, multiple: message.multiple };
     this.sentLog.push(record);
     // Trimmed in chunks: a splice per send would shift the whole log every time.
     const limit = this.options.sentLimit ?? 1000;

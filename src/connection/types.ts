@@ -27,7 +27,59 @@ export interface OutgoingMedia extends OutgoingBase {
   caption?: string;
 }
 
-export type Outgoing = OutgoingText | OutgoingMedia;
+/** A place on the map. */
+export interface OutgoingLocation extends OutgoingBase {
+  kind: 'location';
+  latitude: number;
+  longitude: number;
+  name?: string;
+  address?: string;
+}
+
+/** Contact cards (the gateway builds the vCards). */
+export interface OutgoingContacts extends OutgoingBase {
+  kind: 'contact';
+  contacts: Array<{ name: string; phone: string }>;
+}
+
+/** A poll; `multiple` lets people pick more than one option. */
+export interface OutgoingPoll extends OutgoingBase {
+  kind: 'poll';
+  question: string;
+  options: string[];
+  multiple: boolean;
+}
+
+export type Outgoing = OutgoingText | OutgoingMedia | OutgoingLocation | OutgoingContacts | OutgoingPoll;
+
+/** A message an action is about: its chat, id, whether we sent it, and its author in a group. */
+export interface MessageRef {
+  chatId: string;
+  messageId: string;
+  fromMe: boolean;
+  /** The author's JID, for a message someone else wrote in a group. */
+  participant?: string;
+}
+
+export interface NumberCheck {
+  phone: string;
+  exists: boolean;
+  /** The chat to write to, when it exists. */
+  chatId: string | null;
+}
+
+export interface GroupSummary {
+  chatId: string;
+  subject: string;
+  size: number;
+}
+
+export interface GroupInfo {
+  chatId: string;
+  subject: string;
+  description?: string;
+  participants: Array<{ jid: string; phone?: string; admin: boolean }>;
+}
 
 /** An outgoing message before the gateway gave it its id. */
 export type OutgoingDraft = Outgoing extends infer T ? (T extends Outgoing ? Omit<T, 'id'> : never) : never;
@@ -101,8 +153,24 @@ export interface Connection {
   send(message: Outgoing): Promise<{ messageId: string }>;
   /** Shows "typing..." (or stops it) in a chat before a message; best effort. */
   sendPresence?(to: string, state: 'composing' | 'paused'): Promise<void>;
-  /** Pairing by code instead of QR (Baileys only); resolves with the 8-character code. */
+  /** Pairing by code instead of QR; resolves with the 8-character code. */
   requestPairingCode?(phone: string): Promise<string>;
+  /** Reacts to a message ("" removes our reaction). */
+  react(target: MessageRef, emoji: string): Promise<void>;
+  /** Changes the text of a message we sent. */
+  edit(target: MessageRef, text: string): Promise<void>;
+  /** Deletes a message for everyone. */
+  remove(target: MessageRef): Promise<void>;
+  /** Marks messages of a chat read (the sender sees the blue ticks). */
+  markRead(targets: MessageRef[]): Promise<void>;
+  /** Shows "typing..." in a chat, or stops it. */
+  presence(chatId: string, state: 'typing' | 'paused'): Promise<void>;
+  /** Which numbers have WhatsApp. */
+  checkNumbers(phones: string[]): Promise<NumberCheck[]>;
+  /** The groups the account is in. */
+  groups(): Promise<GroupSummary[]>;
+  /** One group's subject, description and participants; null when unknown. */
+  group(chatId: string): Promise<GroupInfo | null>;
 }
 
 export type ConnectionFactory = (record: InstanceRecord, hooks: ConnectionHooks) => Connection;

@@ -145,6 +145,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
     const close = (): Promise<void> => {
       closing ??= (async () => {
         logger.info('shutting down: draining requests');
+        running.closeStreams();
         await Promise.all([closeServer(server, 10_000), control ? closeServer(control, 1_000) : Promise.resolve()]);
         await rm(controlPath, { force: true }).catch(() => undefined);
         await running.stop();

@@ -17,6 +17,7 @@ import { messagesFeature } from '../messages/feature.js';
 import { MessageStore } from '../messages/store.js';
 import { systemTimers, type Timers } from '../domain/timers.js';
 import { EventBus } from '../events/bus.js';
+import { liveEventsFeature } from '../events/live.js';
 import { flowsFeature, type FlowsFeature } from '../flows/feature.js';
 import { createApp } from '../http/app.js';
 import { AuthFailureLimiter } from '../http/auth-limiter.js';
@@ -30,6 +31,8 @@ import { noMetrics } from '../metrics/sink.js';
 import { operationsRoutes } from '../openapi/routes.js';
 import { CreditLedger } from '../plans/credit-ledger.js';
 import { StatusReporter } from '../plans/status-reporter.js';
+import { actionRoutes } from '../sending/action-routes.js';
+import { directoryRoutes } from '../sending/directory-routes.js';
 import { sendingRoutes } from '../sending/routes.js';
 import { SendService } from '../sending/send-service.js';
 import { ensureDir } from '../store/atomic-write.js';
@@ -69,6 +72,8 @@ export interface Daemon {
   readonly flows: FlowsFeature;
   readonly webhooks: WebhookDeliverer;
   start(): Promise<void>;
+  /** Ends the long-lived answers (live events) so HTTP can drain. */
+  closeStreams(): void;
   stop(): Promise<void>;
 }
 
@@ -171,7 +176,8 @@ export async function createDaemon(parts: DaemonParts): Promise<Daemon> {
   const flows = flowsFeature(core);
   // The chats list shows which chats a person took over: the flows feature knows.
   const openHandovers = async (id: string): Promise<ReadonlySet<string>> => new Set((await flows.handovers.list(id)).map((h) => h.chatId));
-  const features: Feature[] = [messagesFeature(core, openHandovers), webhooks, flows];
+  const liveEvents = liveEventsFeature(core);
+  const features: Feature[] = [messagesFeature(core, openHandovers), webhooks, flows, liveEvents];
   for (const f of features) for (const c of f.consumers ?? []) bus.register(c.consumer, { critical: c.critical ?? false });
   for (const f of features) for (const [name, g] of Object.entries(f.gauges ?? {})) prometheus?.addGauge(name, g.help, g.read);
 
@@ -183,6 +189,8 @@ export async function createDaemon(parts: DaemonParts): Promise<Daemon> {
   const routes: RouteDef[] = [
     ...instanceRoutes(core, lifecycle),
     ...sendingRoutes(core),
+    ...actionRoutes(core),
+    ...directoryRoutes(core),
     ...sandboxRoutes(core),
     ...features.flatMap((f) => f.routes ?? []),
     ...metricsRoutes(config.metrics.mode, prometheus?.registry ?? null),
@@ -212,6 +220,9 @@ export async function createDaemon(parts: DaemonParts): Promise<Daemon> {
       await lifecycle.resumeDeletes();
       // Not awaited: connections open in the background, a few at a time.
       void manager.startAll(instances.list()).catch((err: unknown) => logger.error({ err }, 'starting connections failed'));
+    },
+    closeStreams() {
+      liveEvents.live.close();
     },
     stop() {
       stopping ??= (async () => {

@@ -5,7 +5,9 @@ import { errorMessage } from '../domain/errors.js';
 import type { InboundMessage, MessageType } from '../domain/types.js';
 import type { EventBus } from '../events/bus.js';
 import type { MediaFiles } from './media.js';
+import type { StoredMessage } from './records.js';
 import type { MessageStore } from './store.js';
+import { vcard } from '../sending/vcard.js';
 
 export interface MessageHubDeps {
   store: MessageStore;
@@ -24,7 +26,23 @@ export function mediaUrl(instanceId: string, messageId: string): string {
 }
 
 function outgoingType(m: Outgoing): MessageType {
-  return m.kind === 'text' ? 'text' : m.mediaType;
+  return m.kind === 'media' ? m.mediaType : m.kind;
+}
+
+/** What the store keeps of an outgoing message's content. */
+function outgoingContent(m: Outgoing): Partial<StoredMessage> {
+  switch (m.kind) {
+    case 'text':
+      return { text: m.text, ...(m.mentions ? { mentions: m.mentions } : {}) };
+    case 'media':
+      return m.caption !== undefined ? { caption: m.caption } : {};
+    case 'location':
+      return { location: { latitude: m.latitude, longitude: m.longitude, ...(m.name !== undefined ? { name: m.name } : {}), ...(m.address !== undefined ? { address: m.address } : {}) } };
+    case 'contact':
+      return { contacts: m.contacts.map((c) => ({ name: c.name, phone: c.phone, vcard: vcard(c.name, c.phone) })) };
+    case 'poll':
+      return { poll: { question: m.question, options: m.options, multiple: m.multiple } };
+  }
 }
 
 async function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
@@ -98,9 +116,8 @@ export class MessageHub {
       from: null,
       type: outgoingType(message),
       status: 'pending',
-      ...(message.kind === 'text' ? { text: message.text } : message.caption !== undefined ? { caption: message.caption } : {}),
+      ...outgoingContent(message),
       ...(message.replyTo !== undefined ? { quoted: { messageId: message.replyTo } } : {}),
-      ...(message.kind === 'text' && message.mentions ? { mentions: message.mentions } : {}),
       ...(media ? { media } : {}),
       timestamp: now,
       updatedAt: now,

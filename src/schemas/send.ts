@@ -39,3 +39,57 @@ export const SendMediaBody = closed({
   ...SendBody.properties,
   mediaType: Type.Enum(['image', 'video', 'audio', 'document']),
 });
+
+export const SendLocationInput = closed({
+  ...Recipient,
+  latitude: Type.Number({ minimum: -90, maximum: 90 }),
+  longitude: Type.Number({ minimum: -180, maximum: 180 }),
+  name: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
+  address: Type.Optional(Type.String({ minLength: 1, maxLength: 1000 })),
+  replyTo: Type.Optional(MessageId),
+});
+
+export const SendContactInput = closed({
+  ...Recipient,
+  contacts: Type.Array(closed({ name: Type.String({ minLength: 1, maxLength: 256 }), phone: Phone }), { minItems: 1, maxItems: 10 }),
+  replyTo: Type.Optional(MessageId),
+});
+
+export const SendPollInput = closed({
+  ...Recipient,
+  question: Type.String({ minLength: 1, maxLength: 255 }),
+  options: Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { minItems: 2, maxItems: 12, uniqueItems: true }),
+  multiple: Type.Optional(Type.Boolean({ description: 'People may pick more than one option (default false).' })),
+  replyTo: Type.Optional(MessageId),
+});
+
+export const ReactInput = closed({ chatId: ChatId, messageId: MessageId, emoji: Type.String({ maxLength: 16, description: 'One emoji; "" removes the reaction.' }) });
+export const EditInput = closed({ chatId: ChatId, message: Type.String({ minLength: 1, maxLength: MAX_TEXT }) });
+export const DeleteQuery = closed({ chatId: ChatId });
+export const ReadInput = closed({ chatId: ChatId, messageIds: Type.Optional(Type.Array(MessageId, { minItems: 1, maxItems: 100, uniqueItems: true })) });
+export const PresenceInput = closed({ chatId: ChatId, state: Type.Enum(['typing', 'paused']) });
+
+export const ActionBody = closed({ success: Type.Literal(true), instanceId: Type.String(), chatId: ChatId, messageId: Type.Optional(MessageId) });
+export const ReadBody = closed({ success: Type.Literal(true), instanceId: Type.String(), chatId: ChatId, read: Type.Integer({ minimum: 0, description: 'Messages marked read.' }) });
+
+export const CheckInput = closed({ phones: Type.Array(Phone, { minItems: 1, maxItems: 50, uniqueItems: true }) });
+export const CheckBody = closed({
+  success: Type.Literal(true),
+  instanceId: Type.String(),
+  results: Type.Array(closed({ phone: Phone, exists: Type.Boolean(), chatId: Type.Union([ChatId, Type.Null()]) })),
+});
+
+export const GroupsBody = closed({
+  success: Type.Literal(true),
+  instanceId: Type.String(),
+  groups: Type.Array(closed({ chatId: ChatId, subject: Type.String(), size: Type.Integer({ minimum: 0 }) })),
+});
+
+export const GroupBody = closed({
+  success: Type.Literal(true),
+  instanceId: Type.String(),
+  chatId: ChatId,
+  subject: Type.String(),
+  description: Type.Optional(Type.String()),
+  participants: Type.Array(closed({ jid: Type.String(), phone: Type.Optional(Phone), admin: Type.Boolean() })),
+});

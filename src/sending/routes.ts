@@ -3,7 +3,7 @@ import type { Core } from '../core/core.js';
 import { GatewayError } from '../domain/errors.js';
 import { defineRoute, type RouteDef } from '../http/route.js';
 import { parseInput } from '../schemas/check.js';
-import { SendBody, SendMediaBody, SendMediaFields, SendTextInput } from '../schemas/send.js';
+import { SendBody, SendContactInput, SendLocationInput, SendMediaBody, SendMediaFields, SendPollInput, SendTextInput } from '../schemas/send.js';
 import { mentionJids, recipient } from './address.js';
 import { detectMedia } from './media-type.js';
 import { withUpload } from './upload.js';
@@ -73,6 +73,75 @@ export function sendingRoutes(core: Core): RouteDef[] {
           });
           return { success: true, instanceId: instance.id, messageId: result.messageId, to, quotaRemaining: result.quotaRemaining, mediaType: media.mediaType };
         });
+      },
+    }),
+
+    defineRoute({
+      method: 'POST',
+      path: '/api/:id/send-location',
+      auth: 'instance',
+      operationId: 'sendLocation',
+      summary: 'Send a location',
+      tags: ['messages'],
+      body: SendLocationInput,
+      example: { phone: '+15551234567', latitude: 52.52, longitude: 13.405, name: 'Shop', address: 'Main street 1' },
+      response: { description: 'Sent.', schema: SendBody },
+      errors: SEND_ERRORS,
+      async handle({ instance, body }) {
+        const to = recipient(body);
+        const result = await core.sender.send(instance.id, {
+          kind: 'location',
+          to,
+          latitude: body.latitude,
+          longitude: body.longitude,
+          ...(body.name !== undefined ? { name: body.name } : {}),
+          ...(body.address !== undefined ? { address: body.address } : {}),
+          ...(body.replyTo !== undefined ? { replyTo: body.replyTo } : {}),
+        });
+        return { success: true, instanceId: instance.id, messageId: result.messageId, to, quotaRemaining: result.quotaRemaining };
+      },
+    }),
+
+    defineRoute({
+      method: 'POST',
+      path: '/api/:id/send-contact',
+      auth: 'instance',
+      operationId: 'sendContact',
+      summary: 'Send 1 to 10 contact cards (the gateway builds the vCards)',
+      tags: ['messages'],
+      body: SendContactInput,
+      example: { phone: '+15551234567', contacts: [{ name: 'Support', phone: '+15557654321' }] },
+      response: { description: 'Sent.', schema: SendBody },
+      errors: SEND_ERRORS,
+      async handle({ instance, body }) {
+        const to = recipient(body);
+        const result = await core.sender.send(instance.id, { kind: 'contact', to, contacts: body.contacts, ...(body.replyTo !== undefined ? { replyTo: body.replyTo } : {}) });
+        return { success: true, instanceId: instance.id, messageId: result.messageId, to, quotaRemaining: result.quotaRemaining };
+      },
+    }),
+
+    defineRoute({
+      method: 'POST',
+      path: '/api/:id/send-poll',
+      auth: 'instance',
+      operationId: 'sendPoll',
+      summary: 'Send a poll with 2 to 12 options',
+      tags: ['messages'],
+      body: SendPollInput,
+      example: { phone: '+15551234567', question: 'Lunch?', options: ['Pizza', 'Sushi'], multiple: false },
+      response: { description: 'Sent.', schema: SendBody },
+      errors: SEND_ERRORS,
+      async handle({ instance, body }) {
+        const to = recipient(body);
+        const result = await core.sender.send(instance.id, {
+          kind: 'poll',
+          to,
+          question: body.question,
+          options: body.options,
+          multiple: body.multiple ?? false,
+          ...(body.replyTo !== undefined ? { replyTo: body.replyTo } : {}),
+        });
+        return { success: true, instanceId: instance.id, messageId: result.messageId, to, quotaRemaining: result.quotaRemaining };
       },
     }),
   ];

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { ConnectionManager } from '../connection/manager.js';
+import type { ConnectionManager, ManagedConnection } from '../connection/manager.js';
 import type { Outgoing, OutgoingDraft } from '../connection/types.js';
 import { newMessageId } from '../domain/ids.js';
 import type { MessageHub } from '../messages/hub.js';
@@ -54,6 +54,17 @@ export class SendService {
       this.deps.metrics.send(err instanceof GatewayError && err.status < 500 ? 'refused' : 'failed', code);
       throw err;
     }
+  }
+
+  /**
+   * A free action on the instance's connection (reaction, edit, delete, read mark, presence, a
+   * lookup): no plan check, 503 unless connected; `paced` ones wait their turn in the anti-ban queue.
+   */
+  async act<T>(instanceId: string, run: (connection: ManagedConnection['connection']) => Promise<T>, options: { paced: boolean }): Promise<T> {
+    const entry = this.deps.manager.get(instanceId);
+    const status = entry?.connection.status ?? 'disconnected';
+    if (!entry || status !== 'connected') throw new GatewayError('CONNECTION_NOT_READY', `instance is ${status}, not connected`);
+    return options.paced ? entry.queue.run(() => run(entry.connection)) : run(entry.connection);
   }
 
   /** Plan checks without sending: 403 when the instance could not send now (free actions skip this). */

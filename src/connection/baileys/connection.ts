@@ -1,17 +1,17 @@
-import { makeWASocket, type ConnectionState, type UserFacingSocketConfig, type WAMessage } from '@whiskeysockets/baileys';
+import { jidNormalizedUser, makeWASocket, type ConnectionState, type UserFacingSocketConfig, type WAMessage } from '@whiskeysockets/baileys';
 import type { Logger } from 'pino';
 import type { Clock } from '../../domain/clock.js';
 import { systemClock } from '../../domain/clock.js';
 import { GatewayError, errorMessage } from '../../domain/errors.js';
 import { phoneDigits } from '../../domain/phone.js';
 import type { ConnectionStatus, InstanceRecord } from '../../domain/types.js';
-import type { Connection, ConnectionFactory, ConnectionHooks, LogoutOutcome, Outgoing, StatusChange } from '../types.js';
+import type { Connection, ConnectionFactory, ConnectionHooks, GroupInfo, GroupSummary, LogoutOutcome, MessageRef, NumberCheck, Outgoing, StatusChange } from '../types.js';
 import { AuthStateCorruptError, authFilePath, type AuthStore } from './auth-state.js';
 import { InboundQueue } from './inbound.js';
 import { LazyAuthStore } from './lazy-store.js';
 import type { LidResolver } from './mapping.js';
 import type { BaileysOptions, MakeSocket, SocketLike } from './options.js';
-import { closeCause, closeCode, sendOptions, toContent, toJid, withTimeout } from './outgoing.js';
+import { closeCause, closeCode, messageKey, sendOptions, toContent, toJid, withTimeout } from './outgoing.js';
 import { isPaired } from '../../store/auth-files.js';
 import { CLOSE_CODES, decideOnClose } from './reconnect.js';
 import { RecentSends } from './recent-sends.js';
@@ -183,6 +183,70 @@ export class BaileysConnection implements Connection {
     if (!id) throw new Error('Baileys returned no message id for a send');
     this.recent.remember(id, sent?.message);
     return { messageId: id };
+  }
+
+  private live(): SocketLike {
+    const sock = this.sock;
+    if (!sock || this.currentStatus !== 'connected') {
+      throw new GatewayError('CONNECTION_NOT_READY', `the WhatsApp connection is not ready (status: ${this.currentStatus})`);
+    }
+    return sock;
+  }
+
+  async react(target: MessageRef, emoji: string): Promise<void> {
+    await this.live().sendMessage(target.chatId, { react: { text: emoji, key: messageKey(target) } });
+  }
+
+  async edit(target: MessageRef, text: string): Promise<void> {
+    await this.live().sendMessage(target.chatId, { text, edit: messageKey(target) });
+  }
+
+  async remove(target: MessageRef): Promise<void> {
+    await this.live().sendMessage(target.chatId, { delete: messageKey(target) });
+  }
+
+  async markRead(targets: MessageRef[]): Promise<void> {
+    if (targets.length > 0) await this.live().readMessages(targets.map(messageKey));
+  }
+
+  async presence(chatId: string, state: 'typing' | 'paused'): Promise<void> {
+    await this.live().sendPresenceUpdate(state === 'typing' ? 'composing' : 'paused', chatId);
+  }
+
+  async checkNumbers(phones: string[]): Promise<NumberCheck[]> {
+    const found = (await this.live().onWhatsApp(...phones.map((p) => toJid(p)))) ?? [];
+    const byUser = new Map(found.filter((f) => f.exists).map((f) => [f.jid.split('@')[0]!.split(':')[0]!, f.jid]));
+    return phones.map((phone) => {
+      const jid = byUser.get(phone.slice(1));
+      return { phone, exists: jid !== undefined, chatId: jid === undefined ? null : jidNormalizedUser(jid) };
+    });
+  }
+
+  async groups(): Promise<GroupSummary[]> {
+    const all = await this.live().groupFetchAllParticipating();
+    return Object.values(all)
+      .map((g) => ({ chatId: g.id, subject: g.subject, size: g.size ?? g.participants.length }))
+      .sort((a, b) => a.subject.localeCompare(b.subject));
+  }
+
+  async group(chatId: string): Promise<GroupInfo | null> {
+    let g;
+    try {
+      g = await this.live().groupMetadata(chatId);
+    } catch (err) {
+      if (err instanceof GatewayError) throw err;
+      return null;
+    }
+    return {
+      chatId: g.id,
+      subject: g.subject,
+      ...(g.desc ? { description: g.desc } : {}),
+      participants: g.participants.map((p) => {
+        const pn = p.phoneNumber ?? (p.id.endsWith('@s.whatsapp.net') ? p.id : undefined);
+        const phone = pn ? `+${jidNormalizedUser(pn).split('@')[0]}` : undefined;
+        return { jid: p.id, ...(phone && /^\+[1-9][0-9]{6,14}$/.test(phone) ? { phone } : {}), admin: p.admin === 'admin' || p.admin === 'superadmin' };
+      }),
+    };
   }
 
   /** Typing indicator; best effort, a no-op unless connected. */

@@ -11,7 +11,10 @@ export type BaileysSettings = GatewayConfig['baileys'];
  * that changes this surface breaks the build instead of the daemon. The LID store is narrowed to
  * the one method used because the class has private fields no fake could match.
  */
-export type SocketLike = Pick<WASocket, 'ev' | 'user' | 'sendMessage' | 'end' | 'logout' | 'requestPairingCode' | 'sendPresenceUpdate'> & {
+export type SocketLike = Pick<
+  WASocket,
+  'ev' | 'user' | 'sendMessage' | 'end' | 'logout' | 'requestPairingCode' | 'sendPresenceUpdate' | 'readMessages' | 'onWhatsApp' | 'groupFetchAllParticipating' | 'groupMetadata'
+> & {
   readonly signalRepository: {
     readonly lidMapping: Pick<WASocket['signalRepository']['lidMapping'], 'getPNForLID'>;
   };

@@ -1,7 +1,8 @@
 import type { AnyMessageContent, MiscMessageGenerationOptions, WAMessage } from '@whiskeysockets/baileys';
 import { GatewayError } from '../../domain/errors.js';
 import { isE164, phoneDigits } from '../../domain/phone.js';
-import type { Outgoing } from '../types.js';
+import type { MessageRef, Outgoing } from '../types.js';
+import { vcard } from '../../sending/vcard.js';
 
 /** "+15551234567" -> "15551234567@s.whatsapp.net" */
 export function toJid(phone: string): string {
@@ -12,6 +13,24 @@ export function toJid(phone: string): string {
 /** What sendMessage gets for one outgoing message. */
 export function toContent(message: Outgoing): AnyMessageContent {
   if (message.kind === 'text') return message.mentions ? { text: message.text, mentions: message.mentions } : { text: message.text };
+  if (message.kind === 'location') {
+    return {
+      location: {
+        degreesLatitude: message.latitude,
+        degreesLongitude: message.longitude,
+        ...(message.name !== undefined ? { name: message.name } : {}),
+        ...(message.address !== undefined ? { address: message.address } : {}),
+      },
+    };
+  }
+  if (message.kind === 'contact') {
+    const cards = message.contacts.map((c) => ({ displayName: c.name, vcard: vcard(c.name, c.phone) }));
+    return { contacts: { displayName: cards.length === 1 ? cards[0]!.displayName : `${cards.length} contacts`, contacts: cards } };
+  }
+  if (message.kind === 'poll') {
+    // selectableCount 0 lets people pick any number of options; 1 exactly one.
+    return { poll: { name: message.question, values: message.options, selectableCount: message.multiple ? 0 : 1 } };
+  }
   // A path, not a Buffer: Baileys streams the file while encrypting instead of loading it whole.
   const media = { url: message.path };
   const { mimetype, caption, fileName } = message;
@@ -62,4 +81,9 @@ export function closeCause(error: unknown): string | null {
   const text = inner ?? error.message;
   if (!text || /^(connection (closed|failure|lost|terminated)|stream errored out|restart required)$/i.test(text.trim())) return null;
   return text.split('\n')[0]!.slice(0, 200);
+}
+
+/** The key of a message an action is about. */
+export function messageKey(ref: MessageRef): { remoteJid: string; id: string; fromMe: boolean; participant?: string } {
+  return { remoteJid: ref.chatId, id: ref.messageId, fromMe: ref.fromMe, ...(ref.participant !== undefined ? { participant: ref.participant } : {}) };
 }
