@@ -1,15 +1,15 @@
-import { jidNormalizedUser, makeWASocket, type ConnectionState, type UserFacingSocketConfig, type WAMessage } from '@whiskeysockets/baileys';
+import { downloadMediaMessage, jidNormalizedUser, makeWASocket, toNumber, type ConnectionState, type UserFacingSocketConfig, type WAMessage } from '@whiskeysockets/baileys';
 import type { Logger } from 'pino';
 import type { Clock } from '../../domain/clock.js';
 import { systemClock } from '../../domain/clock.js';
 import { GatewayError, errorMessage } from '../../domain/errors.js';
 import { phoneDigits } from '../../domain/phone.js';
 import type { ConnectionStatus, InstanceRecord } from '../../domain/types.js';
-import type { Connection, ConnectionFactory, ConnectionHooks, GroupInfo, GroupSummary, LogoutOutcome, MessageRef, NumberCheck, Outgoing, StatusChange } from '../types.js';
+import type { Connection, ConnectionFactory, ConnectionHooks, GroupInfo, GroupSummary, LogoutOutcome, MessageRef, MessageUpdate, NumberCheck, Outgoing, StatusChange } from '../types.js';
 import { AuthStateCorruptError, authFilePath, type AuthStore } from './auth-state.js';
 import { InboundQueue } from './inbound.js';
 import { LazyAuthStore } from './lazy-store.js';
-import type { LidResolver } from './mapping.js';
+import { statusOf, type LidResolver } from './mapping.js';
 import type { BaileysOptions, MakeSocket, SocketLike } from './options.js';
 import { closeCause, closeCode, messageKey, sendOptions, toContent, toJid, withTimeout } from './outgoing.js';
 import { isPaired } from '../../store/auth-files.js';
@@ -60,7 +60,7 @@ export class BaileysConnection implements Connection {
     this.baileysLog = options.logger.child({ instanceId, component: 'baileys' }, { level: options.settings.logLevel || 'warn' });
     this.store = new LazyAuthStore(authFilePath(options.dataDir, instanceId), this.log, options.authDebounceMs);
     const clock: Clock = options.clock ?? systemClock;
-    this.inbound = new InboundQueue((message) => this.hooks.onMessage(message), clock, this.log);
+    this.inbound = new InboundQueue(this.hooks, clock, this.log);
     this.makeSocket = options.makeSocket ?? makeWASocket;
     this.random = options.random ?? Math.random;
   }
@@ -346,7 +346,34 @@ export class BaileysConnection implements Connection {
     });
     sock.ev.on('messages.upsert', ({ messages }) => {
       const resolver: LidResolver = { getPNForLID: (lid) => sock.signalRepository.lidMapping.getPNForLID(lid) };
-      this.inbound.enqueue(messages, resolver);
+      const download = async (msg: WAMessage): Promise<Uint8Array> =>
+        downloadMediaMessage(msg, 'buffer', {}, { logger: this.baileysLog, reuploadRequest: (m) => Promise.resolve(m) });
+      this.inbound.enqueue(messages, resolver, download);
+    });
+    // Receipts of what we sent (1:1: the status; groups: per participant, see below).
+    sock.ev.on('messages.update', (updates) => {
+      const out: MessageUpdate[] = [];
+      for (const { key, update } of updates) {
+        const status = statusOf(update.status);
+        if (!key.fromMe || !key.id || !key.remoteJid || status === null) continue;
+        const ts = toNumber(update.messageTimestamp ?? 0);
+        out.push({ kind: 'status', messageId: key.id, chatId: jidNormalizedUser(key.remoteJid), status, timestamp: new Date(ts > 0 ? ts * 1000 : Date.now()).toISOString() });
+      }
+      if (out.length > 0) this.inbound.updates(out);
+    });
+    // In groups every participant sends receipts: the first delivered/read/played of any of them
+    // moves the message on (statuses never go backwards).
+    sock.ev.on('message-receipt.update', (receipts) => {
+      const out: MessageUpdate[] = [];
+      for (const { key, receipt } of receipts) {
+        if (!key.fromMe || !key.id || !key.remoteJid) continue;
+        const chatId = jidNormalizedUser(key.remoteJid);
+        const at = (t: unknown): string => new Date(toNumber(t as number) * 1000 || Date.now()).toISOString();
+        if (receipt.receiptTimestamp) out.push({ kind: 'status', messageId: key.id, chatId, status: 'delivered', timestamp: at(receipt.receiptTimestamp) });
+        if (receipt.readTimestamp) out.push({ kind: 'status', messageId: key.id, chatId, status: 'read', timestamp: at(receipt.readTimestamp) });
+        if (receipt.playedTimestamp) out.push({ kind: 'status', messageId: key.id, chatId, status: 'played', timestamp: at(receipt.playedTimestamp) });
+      }
+      if (out.length > 0) this.inbound.updates(out);
     });
   }
 

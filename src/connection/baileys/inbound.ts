@@ -1,27 +1,42 @@
 import type { WAMessage } from '@whiskeysockets/baileys';
 import type { Logger } from 'pino';
 import type { Clock } from '../../domain/clock.js';
-import type { InboundMessage } from '../../domain/types.js';
-import { SeenMessages, mapInbound, type LidResolver } from './mapping.js';
+import type { ConnectionHooks, MessageUpdate } from '../types.js';
+import { SeenMessages, mapUpsert, type LidResolver } from './mapping.js';
 
 /**
- * Hands upserted messages to the daemon one at a time, in arrival order, each once. Baileys fires
- * `messages.upsert` without awaiting listeners, so ordering and back-pressure are ours to keep.
+ * Hands what Baileys reports to the daemon one at a time, in arrival order, each message once:
+ * received messages (with their media), and updates (receipts, reactions, edits, deletes). Baileys
+ * fires its events without awaiting listeners, so ordering and back-pressure are ours to keep.
  */
 export class InboundQueue {
   private tail: Promise<void> = Promise.resolve();
   private readonly seen = new SeenMessages();
 
   constructor(
-    private readonly deliver: (message: InboundMessage) => Promise<void>,
+    private readonly hooks: Pick<ConnectionHooks, 'onMessage' | 'onUpdate'>,
     private readonly clock: Clock,
     private readonly log: Logger,
   ) {}
 
-  enqueue(messages: WAMessage[], resolver: LidResolver): void {
-    this.tail = this.tail
-      .then(() => this.handle(messages, resolver))
-      .catch((err: unknown) => this.log.error({ err }, 'inbound message handling failed'));
+  private chain(task: () => Promise<void>): void {
+    this.tail = this.tail.then(task).catch((err: unknown) => this.log.error({ err }, 'inbound handling failed'));
+  }
+
+  enqueue(messages: WAMessage[], resolver: LidResolver, download: (msg: WAMessage) => Promise<Uint8Array>): void {
+    this.chain(() => this.handle(messages, resolver, download));
+  }
+
+  updates(updates: MessageUpdate[]): void {
+    this.chain(async () => {
+      for (const u of updates) {
+        try {
+          await this.hooks.onUpdate(u);
+        } catch (err) {
+          this.log.error({ err, id: u.messageId, kind: u.kind }, 'a message update was not stored');
+        }
+      }
+    });
   }
 
   /** Resolves once everything enqueued so far was handed on (or failed). */
@@ -29,11 +44,11 @@ export class InboundQueue {
     return this.tail;
   }
 
-  private async handle(messages: WAMessage[], resolver: LidResolver): Promise<void> {
+  private async handle(messages: WAMessage[], resolver: LidResolver, download: (msg: WAMessage) => Promise<Uint8Array>): Promise<void> {
     for (const msg of messages) {
       let mapped;
       try {
-        mapped = await mapInbound(msg, { resolver, now: () => this.clock.now() });
+        mapped = await mapUpsert(msg, { resolver, download, now: () => this.clock.now() });
       } catch (err) {
         this.log.error({ err, id: msg.key.id }, 'could not map an inbound message');
         continue;
@@ -42,11 +57,19 @@ export class InboundQueue {
         this.log.trace({ id: msg.key.id, skip: mapped.skip }, 'inbound message skipped');
         continue;
       }
-      const { message } = mapped;
+      if (mapped.kind === 'update') {
+        try {
+          await this.hooks.onUpdate(mapped.update);
+        } catch (err) {
+          this.log.error({ err, id: mapped.update.messageId }, 'a message update was not stored');
+        }
+        continue;
+      }
+      const { message, media } = mapped;
       if (!this.seen.claim(message.messageId)) continue;
       if (message.from === null) this.log.debug({ id: message.messageId, sender: message.sender }, 'sender phone number unknown; reporting the LID');
       try {
-        await this.deliver(message);
+        await this.hooks.onMessage(message, media);
       } catch (err) {
         // Baileys has acked it already; a later copy (offline backlog) is the only second chance.
         this.seen.release(message.messageId);

@@ -11,10 +11,13 @@ import {
   jidDecode,
   jidNormalizedUser,
   normalizeMessageContent,
+  proto,
   toNumber,
   type WAMessage,
 } from '@whiskeysockets/baileys';
-import type { InboundMessage, MessageType } from '../../domain/types.js';
+import type { InboundMessage } from '../../domain/types.js';
+import { vcardName, vcardPhone } from '../../sending/vcard.js';
+import type { InboundMedia, MessageUpdate } from '../types.js';
 import { BoundedMap } from './lru.js';
 
 /** The part of Baileys' LID mapping store the mapper needs (local lookup, no network). */
@@ -34,13 +37,6 @@ export type SkipReason =
   | 'protocol'
   | 'no-content';
 
-export type MapResult = { ok: true; message: InboundMessage } | { ok: false; skip: SkipReason };
-
-export interface MapOptions {
-  resolver?: LidResolver | undefined;
-  /** Fallback time when a message carries no timestamp. */
-  now: () => number;
-}
 
 const E164_DIGITS = /^[1-9][0-9]{6,14}$/;
 
@@ -70,16 +66,53 @@ async function resolvePhone(jid: string | null | undefined, alt: string | null |
   return null;
 }
 
-const MEDIA_TYPES: Partial<Record<string, MessageType>> = {
+const MEDIA_TYPES: Partial<Record<string, 'image' | 'video' | 'audio' | 'document' | 'sticker'>> = {
   imageMessage: 'image',
   videoMessage: 'video',
   ptvMessage: 'video',
   audioMessage: 'audio',
   documentMessage: 'document',
+  stickerMessage: 'sticker',
 };
 
-/** Turns one upserted WAMessage into the gateway's InboundMessage, or says why it is skipped. */
-export async function mapInbound(msg: WAMessage, options: MapOptions): Promise<MapResult> {
+/** What one upserted WAMessage is for the gateway. */
+export type Mapped =
+  | { ok: true; kind: 'message'; message: InboundMessage; media?: InboundMedia }
+  | { ok: true; kind: 'update'; update: MessageUpdate }
+  | { ok: false; skip: SkipReason };
+
+export interface MapOptions {
+  resolver?: LidResolver | undefined;
+  /** Fetches and decrypts a media message's bytes (Baileys' downloadMediaMessage). */
+  download?: (msg: WAMessage) => Promise<Uint8Array>;
+  /** Fallback time when a message carries no timestamp. */
+  now: () => number;
+}
+
+type Content = NonNullable<ReturnType<typeof normalizeMessageContent>>;
+
+function textOf(content: Content | null | undefined): string | undefined {
+  if (!content) return undefined;
+  return content.conversation ?? content.extendedTextMessage?.text ?? undefined;
+}
+
+/** contextInfo of whatever the content is (quoted message, mentions). */
+function contextOf(content: Content, type: string): { stanzaId?: string | null; mentionedJid?: string[] | null } | undefined {
+  const inner = (content as Record<string, unknown>)[type];
+  if (typeof inner !== 'object' || inner === null) return undefined;
+  return (inner as { contextInfo?: { stanzaId?: string | null; mentionedJid?: string[] | null } | null }).contextInfo ?? undefined;
+}
+
+function contactCard(displayName: string | null | undefined, card: string | null | undefined): { name: string; phone: string | null; vcard: string } {
+  const vcard = card ?? '';
+  return { name: displayName ?? vcardName(vcard) ?? '', phone: vcardPhone(vcard), vcard };
+}
+
+/**
+ * Turns one upserted WAMessage into a received message (with its media to fetch), or an update of
+ * an earlier message (a reaction, an edit, a delete from the other side), or says why it is skipped.
+ */
+export async function mapUpsert(msg: WAMessage, options: MapOptions): Promise<Mapped> {
   const { key } = msg;
   if (!key.id) return { ok: false, skip: 'no-id' };
   const remoteJid = key.remoteJid;
@@ -94,7 +127,6 @@ export async function mapInbound(msg: WAMessage, options: MapOptions): Promise<M
   const content = normalizeMessageContent(msg.message);
   const contentType = getContentType(content);
   if (!content || !contentType) return { ok: false, skip: 'no-content' };
-  if (contentType === 'protocolMessage') return { ok: false, skip: 'protocol' };
 
   const isGroup = isJidGroup(remoteJid) === true;
   const senderJid = isGroup ? key.participant : remoteJid;
@@ -102,32 +134,92 @@ export async function mapInbound(msg: WAMessage, options: MapOptions): Promise<M
   const phone = await resolvePhone(senderJid, senderAlt, options.resolver);
   const sender = jidNormalizedUser(senderJid ?? remoteJid);
   const chatId = isGroup || !phone ? jidNormalizedUser(remoteJid) : `${phone.slice(1)}@s.whatsapp.net`;
-
   const seconds = toNumber(msg.messageTimestamp);
   const timestamp = new Date(seconds > 0 ? seconds * 1000 : options.now()).toISOString();
 
+  if (contentType === 'reactionMessage') {
+    const r = content.reactionMessage;
+    if (!r?.key?.id) return { ok: false, skip: 'no-content' };
+    return { ok: true, kind: 'update', update: { kind: 'reaction', messageId: r.key.id, chatId, sender, from: phone, emoji: r.text ?? '', timestamp } };
+  }
+  if (contentType === 'protocolMessage') {
+    const p = content.protocolMessage;
+    const target = p?.key?.id;
+    if (!p || !target) return { ok: false, skip: 'protocol' };
+    if (p.type === proto.Message.ProtocolMessage.Type.REVOKE) {
+      return { ok: true, kind: 'update', update: { kind: 'delete', messageId: target, chatId, sender, from: phone, timestamp } };
+    }
+    if (p.type === proto.Message.ProtocolMessage.Type.MESSAGE_EDIT) {
+      const edited = normalizeMessageContent(p.editedMessage);
+      const text = textOf(edited) ?? edited?.imageMessage?.caption ?? edited?.videoMessage?.caption ?? edited?.documentMessage?.caption ?? '';
+      return { ok: true, kind: 'update', update: { kind: 'edit', messageId: target, chatId, sender, from: phone, text, timestamp } };
+    }
+    return { ok: false, skip: 'protocol' };
+  }
+  if (contentType === 'pollUpdateMessage' || contentType === 'senderKeyDistributionMessage') return { ok: false, skip: 'protocol' };
+
   const out: InboundMessage = { messageId: key.id, chatId, isGroup, sender, from: phone, type: 'other', timestamp };
   if (msg.pushName) out.fromName = msg.pushName;
+  const context = contextOf(content, contentType);
+  if (context?.stanzaId) out.quoted = { messageId: context.stanzaId };
+  if (context?.mentionedJid && context.mentionedJid.length > 0) out.mentions = context.mentionedJid;
 
-  if (contentType === 'conversation') {
+  let media: InboundMedia | undefined;
+  const text = textOf(content);
+  if (text !== undefined) {
     out.type = 'text';
-    out.text = content.conversation ?? '';
-  } else if (contentType === 'extendedTextMessage') {
-    out.type = 'text';
-    out.text = content.extendedTextMessage?.text ?? '';
-  } else {
-    const media = MEDIA_TYPES[contentType];
-    if (media) {
-      out.type = media;
-      const caption =
-        content.imageMessage?.caption ??
-        content.videoMessage?.caption ??
-        content.ptvMessage?.caption ??
-        content.documentMessage?.caption;
-      if (caption) out.caption = caption;
+    out.text = text;
+  } else if (MEDIA_TYPES[contentType]) {
+    out.type = MEDIA_TYPES[contentType]!;
+    const m = (content as Record<string, { caption?: string | null; mimetype?: string | null; fileName?: string | null } | undefined>)[contentType];
+    if (m?.caption) out.caption = m.caption;
+    if (options.download) {
+      const download = options.download;
+      media = {
+        mimetype: m?.mimetype ?? 'application/octet-stream',
+        ...(m?.fileName ? { fileName: m.fileName } : {}),
+        download: () => download(msg),
+      };
     }
+  } else if (contentType === 'locationMessage' || contentType === 'liveLocationMessage') {
+    const l = content.locationMessage ?? content.liveLocationMessage;
+    out.type = 'location';
+    out.location = {
+      latitude: Number(l?.degreesLatitude ?? 0),
+      longitude: Number(l?.degreesLongitude ?? 0),
+      ...(content.locationMessage?.name ? { name: content.locationMessage.name } : {}),
+      ...(content.locationMessage?.address ? { address: content.locationMessage.address } : {}),
+    };
+  } else if (contentType === 'contactMessage') {
+    out.type = 'contact';
+    out.contacts = [contactCard(content.contactMessage?.displayName, content.contactMessage?.vcard)];
+  } else if (contentType === 'contactsArrayMessage') {
+    out.type = 'contact';
+    out.contacts = (content.contactsArrayMessage?.contacts ?? []).map((c) => contactCard(c.displayName, c.vcard));
+  } else if (contentType === 'pollCreationMessage' || contentType === 'pollCreationMessageV2' || contentType === 'pollCreationMessageV3') {
+    const p = content.pollCreationMessage ?? content.pollCreationMessageV2 ?? content.pollCreationMessageV3;
+    out.type = 'poll';
+    out.poll = { question: p?.name ?? '', options: (p?.options ?? []).map((o) => o.optionName ?? ''), multiple: (p?.selectableOptionsCount ?? 0) !== 1 };
   }
-  return { ok: true, message: out };
+  return { ok: true, kind: 'message', message: out, ...(media ? { media } : {}) };
+}
+
+/** Baileys' receipt statuses (proto.WebMessageInfo.Status) as the gateway's message statuses. */
+export function statusOf(code: number | null | undefined): 'sent' | 'delivered' | 'read' | 'played' | 'failed' | null {
+  switch (code) {
+    case 0:
+      return 'failed';
+    case 2:
+      return 'sent';
+    case 3:
+      return 'delivered';
+    case 4:
+      return 'read';
+    case 5:
+      return 'played';
+    default:
+      return null;
+  }
 }
 
 /** Remembers message ids already handed on: the offline backlog (`append`) repeats live ones. */
