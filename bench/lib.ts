@@ -48,7 +48,7 @@ export async function rssMb(pid: number): Promise<number> {
 
 export async function startGateway(bin: string, dataDir: string): Promise<Proc & { startupMs: number }> {
   const started = performance.now();
-  const child = spawn(process.execPath, [bin, '--data-dir', dataDir, 'start', '--port', '0', '--log-level', 'info'], { stdio: ['ignore', 'ignore', 'inherit'] });
+  const child = spawn(process.execPath, [...(process.env.BENCH_NODE_ARGS ? process.env.BENCH_NODE_ARGS.split(' ') : []), bin, '--data-dir', dataDir, 'start', '--port', '0', '--log-level', 'info'], { stdio: ['ignore', 'ignore', 'inherit'] });
   for (;;) {
     try {
       const info = JSON.parse(await readFile(join(dataDir, 'daemon.json'), 'utf8')) as { pid: number; port: number };

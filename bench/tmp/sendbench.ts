@@ -1,0 +1,17 @@
+import { autocannon, startGateway } from '../lib.js';
+import { seedStore } from '../seed.js';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+const dir = mkdtempSync('/tmp/gw-sb-');
+spawnSync(process.execPath, ['/work/main/bin/gateway', '--data-dir', dir, 'init', '--yes']);
+const premium = process.argv[2] === 'premium';
+const inst = await seedStore(dir, 10, 50_000_000, premium);
+const gw = await startGateway('/work/main/bin/gateway', dir);
+await fetch(`http://127.0.0.1:${gw.port}/api/${inst.id}/sandbox/scan`, { method: 'POST', headers: { 'x-api-key': inst.key } });
+const url = `http://127.0.0.1:${gw.port}/api/${inst.id}/send`;
+const h = { 'content-type': 'application/json', 'x-api-key': inst.key };
+const body = JSON.stringify({ phone: '+15551234567', message: 'benchmark message' });
+await autocannon(url, { connections: 50, seconds: 2, method: 'POST', body, headers: h });
+const r = await autocannon(url, { connections: 50, seconds: 5, method: 'POST', body, headers: h });
+console.log(JSON.stringify(r));
+await gw.stop();
