@@ -1,6 +1,5 @@
-import Type from 'typebox';
+import Type, { type Static } from 'typebox';
 import { GatewayError } from '../domain/errors.js';
-import { issueText, issues } from '../schemas/check.js';
 import { FLOW_LIMITS, type Flow } from './types.js';
 import { FlowValidationError, validateFlow } from './validate.js';
 
@@ -14,24 +13,48 @@ const toolKeys = { patternProperties: { '^_': {} }, additionalProperties: false 
 const NodeName = Type.String({ pattern: `^[A-Za-z0-9_.-]{1,${FLOW_LIMITS.nodeId}}$`, description: 'A node name.' });
 /** A reference to a node; null counts as absent. */
 const NodeRef = Type.Union([NodeName, Type.Null()]);
-const Description = Type.Optional(Type.String({ maxLength: FLOW_LIMITS.description }));
+const Description = Type.Optional(Type.Union([Type.String({ maxLength: FLOW_LIMITS.description }), Type.Null()]));
 const Text = Type.String({ minLength: 1, maxLength: FLOW_LIMITS.text, description: 'May use {{name}} and {{phone}}.' });
 
 const Matcher = (key: 'equals' | 'contains' | 'regex', maxLength: number) =>
   Type.Object({ [key]: Type.String({ minLength: 1, maxLength }), next: Type.Optional(NodeRef) }, toolKeys);
 
-export const FlowRule = Type.Union([
-  Matcher('equals', FLOW_LIMITS.matcher),
-  Matcher('contains', FLOW_LIMITS.matcher),
-  Matcher('regex', FLOW_LIMITS.regexSource),
-  Type.Object({ any: Type.Literal(true), next: Type.Optional(NodeRef) }, toolKeys),
-]);
+/** Each rule has exactly one matcher; the validator picks the schema by the matcher present. */
+export const RULE_SCHEMAS = {
+  equals: Matcher('equals', FLOW_LIMITS.matcher),
+  contains: Matcher('contains', FLOW_LIMITS.matcher),
+  regex: Matcher('regex', FLOW_LIMITS.regexSource),
+  any: Type.Object({ any: Type.Literal(true), next: Type.Optional(NodeRef) }, toolKeys),
+} as const;
+
+export const FlowRule = Type.Union([RULE_SCHEMAS.equals, RULE_SCHEMAS.contains, RULE_SCHEMAS.regex, RULE_SCHEMAS.any]);
+
+/** One schema per node type; the validator picks it by `type`, so errors speak of that type. */
+export const NODE_SCHEMAS = {
+  message: Type.Object({ type: Type.Literal('message'), text: Text, next: Type.Optional(NodeRef), description: Description }, toolKeys),
+  condition: Type.Object(
+    { type: Type.Literal('condition'), rules: Type.Array(Type.Object({}, { additionalProperties: true }), { maxItems: FLOW_LIMITS.rules }), else: Type.Optional(NodeRef), description: Description },
+    toolKeys,
+  ),
+  handover: Type.Object({ type: Type.Literal('handover'), text: Type.Optional(Type.Union([Type.String({ maxLength: FLOW_LIMITS.text }), Type.Null()])), next: Type.Optional(NodeRef), description: Description }, toolKeys),
+} as const;
 
 export const FlowNodeSchema = Type.Union([
-  Type.Object({ type: Type.Literal('message'), text: Text, next: Type.Optional(NodeRef), description: Description }, toolKeys),
-  Type.Object({ type: Type.Literal('condition'), rules: Type.Array(FlowRule, { maxItems: FLOW_LIMITS.rules }), else: Type.Optional(NodeRef), description: Description }, toolKeys),
-  Type.Object({ type: Type.Literal('handover'), text: Type.Optional(Type.String({ maxLength: FLOW_LIMITS.text })), next: Type.Optional(NodeRef), description: Description }, toolKeys),
+  NODE_SCHEMAS.message,
+  Type.Object({ ...NODE_SCHEMAS.condition.properties, rules: Type.Array(FlowRule, { maxItems: FLOW_LIMITS.rules }) }, toolKeys),
+  NODE_SCHEMAS.handover,
 ]);
+
+/** The flow without its nodes' insides (checked node by node). */
+export const FlowShape = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: FLOW_LIMITS.name }),
+    description: Type.Optional(Type.Union([Type.String({ maxLength: FLOW_LIMITS.description }), Type.Null()])),
+    start: NodeName,
+    nodes: Type.Record(NodeName, Type.Object({}, { additionalProperties: true }), { minProperties: 1, maxProperties: FLOW_LIMITS.nodes }),
+  },
+  toolKeys,
+);
 
 export const FlowDocument = Type.Object(
   {
@@ -43,17 +66,8 @@ export const FlowDocument = Type.Object(
   { ...toolKeys, description: 'A chatbot flow: message, condition and handover nodes (docs/flows.md).' },
 );
 
-/**
- * A flow from a request body: the schema's structural check (an issue under `nodes.<name>` names
- * that node), then the flow validator's. Both refuse with INVALID_FIELD and `error.node`.
- */
+/** A flow from a request body: the validator's check, refused as INVALID_FIELD with `error.node`. */
 export function parseFlowBody(raw: unknown): Flow {
-  const found = issues(FlowDocument, raw);
-  if (found.length > 0) {
-    const first = found[0]!;
-    const node = /^nodes\.([^.[]+)/.exec(first.path)?.[1];
-    throw new GatewayError(first.code === 'MISSING_FIELD' ? 'INVALID_FIELD' : first.code, issueText(first), node === undefined ? undefined : { detail: { node } });
-  }
   try {
     return validateFlow(raw);
   } catch (err) {
@@ -61,3 +75,6 @@ export function parseFlowBody(raw: unknown): Flow {
     throw err;
   }
 }
+
+/** The validated form is one the document allows (the compiler checks schema and types agree). */
+export const validatedIsDocument: (flow: Flow) => Static<typeof FlowDocument> = (flow) => flow;

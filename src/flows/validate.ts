@@ -1,6 +1,9 @@
-import { RegexRefused, SafeRegex } from './safe-regex.js';
-import { FLOW_LIMITS, type ConditionNode, type Flow, type FlowNode, type HandoverNode, type MessageNode, type Rule } from './types.js';
+import type { TSchema } from 'typebox';
 import { isRecord } from '../domain/guards.js';
+import { issues } from '../schemas/check.js';
+import { RegexRefused, SafeRegex } from './safe-regex.js';
+import { FlowShape, NODE_SCHEMAS, RULE_SCHEMAS } from './schema.js';
+import { FLOW_LIMITS, type Flow, type FlowNode, type Rule } from './types.js';
 
 /** A flow document that breaks the contract; the message starts with the node (or field) at fault. */
 export class FlowValidationError extends Error {
@@ -17,60 +20,46 @@ export const TEMPLATE_VARIABLES = ['name', 'phone'] as const;
 const TEMPLATE = /\{\{\s*([^{}]*?)\s*\}\}/g;
 const MATCHERS = ['equals', 'contains', 'regex', 'any'] as const;
 
-
-/** Keys starting with "_" are left to tools (a visual builder's layout) and ignored. */
-function checkKeys(obj: Record<string, unknown>, allowed: readonly string[], where: string, node: string | null): void {
-  for (const key of Object.keys(obj)) {
-    if (key.startsWith('_') || allowed.includes(key)) continue;
-    throw new FlowValidationError(`${where}unknown field "${key.slice(0, 40)}" (allowed: ${allowed.join(', ')})`, node);
-  }
+/** Checks `value` against one of the flow schemas; the first issue becomes the error. */
+function check(schema: TSchema, value: unknown, node: string | null, prefix = ''): void {
+  const first = issues(schema, value)[0];
+  if (!first) return;
+  const field = prefix + (first.path === '' ? '' : prefix === '' ? first.path : first.path.startsWith('[') ? first.path : `.${first.path}`);
+  const what = first.message === 'unknown field' ? `unknown field (fields starting with "_" are kept for tools)` : first.message;
+  throw new FlowValidationError(field === '' ? what : `${field}${what.startsWith('is ') ? ' ' : ': '}${what}`, node);
 }
 
-function text(v: unknown, field: string, node: string | null, options: { required: boolean; max: number; template?: boolean }): string | undefined {
-  if (v === undefined || v === null) {
-    if (options.required) throw new FlowValidationError(`${field} is required`, node);
-    return undefined;
-  }
-  if (typeof v !== 'string') throw new FlowValidationError(`${field} must be a string`, node);
-  if (options.required && v.trim() === '') throw new FlowValidationError(`${field} must not be empty`, node);
-  if (v.length > options.max) throw new FlowValidationError(`${field} must be at most ${options.max} characters`, node);
-  if (options.template) {
-    for (const m of v.matchAll(TEMPLATE)) {
-      if (!(TEMPLATE_VARIABLES as readonly string[]).includes(m[1]!)) {
-        throw new FlowValidationError(`${field}: unknown template variable ${m[0].slice(0, 40)} (use {{name}} or {{phone}})`, node);
-      }
+function template(text: string, field: string, node: string): void {
+  for (const m of text.matchAll(TEMPLATE)) {
+    if (!(TEMPLATE_VARIABLES as readonly string[]).includes(m[1]!)) {
+      throw new FlowValidationError(`${field}: unknown template variable ${m[0].slice(0, 40)} (use {{name}} or {{phone}})`, node);
     }
   }
-  return v;
 }
 
-/** A `next`/`else` reference: a string naming a node, or absent (null counts as absent). */
-function ref(v: unknown, field: string, node: string, nodes: Record<string, unknown>): string | undefined {
+/** A `next`/`else` reference: a node name, or absent (null counts as absent). */
+function ref(v: string | null | undefined, field: string, node: string, nodes: Record<string, unknown>): string | undefined {
   if (v === undefined || v === null) return undefined;
-  if (typeof v !== 'string') throw new FlowValidationError(`${field} must be a node name`, node);
   if (!Object.hasOwn(nodes, v)) throw new FlowValidationError(`${field}: no node named "${v.slice(0, FLOW_LIMITS.nodeId)}"`, node);
   return v;
 }
 
+/** The "_" fields of an object: kept as they are (a visual builder's layout). */
 function extras(obj: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(obj).filter(([k]) => k.startsWith('_')));
 }
 
-function rule(raw: unknown, i: number, id: string, nodes: Record<string, unknown>): Rule {
+function rule(raw: Record<string, unknown>, i: number, id: string, nodes: Record<string, unknown>): Rule {
   const where = `rules[${i}]`;
-  if (!isRecord(raw)) throw new FlowValidationError(`${where} must be an object`, id);
-  checkKeys(raw, [...MATCHERS, 'next'], `${where}: `, id);
   const present = MATCHERS.filter((m) => raw[m] !== undefined);
   if (present.length !== 1) throw new FlowValidationError(`${where} needs exactly one of ${MATCHERS.join(', ')}`, id);
-  const next = ref(raw.next, `${where}.next`, id, nodes);
-  const tail = { ...extras(raw), ...(next !== undefined ? { next } : {}) };
   const kind = present[0]!;
-  if (kind === 'any') {
-    if (raw.any !== true) throw new FlowValidationError(`${where}.any must be true`, id);
-    return { any: true, ...tail };
-  }
-  const max = kind === 'regex' ? FLOW_LIMITS.regexSource : FLOW_LIMITS.matcher;
-  const value = text(raw[kind], `${where}.${kind}`, id, { required: true, max })!;
+  check(RULE_SCHEMAS[kind], raw, id, where);
+  const next = ref(raw.next as string | null | undefined, `${where}.next`, id, nodes);
+  const tail = { ...extras(raw), ...(next !== undefined ? { next } : {}) };
+  if (kind === 'any') return { any: true, ...tail };
+  const value = raw[kind] as string;
+  if (value.trim() === '') throw new FlowValidationError(`${where}.${kind} must not be empty`, id);
   if (kind === 'regex') {
     try {
       SafeRegex.compile(value, { repeat: FLOW_LIMITS.regexRepeat, program: FLOW_LIMITS.regexProgram });
@@ -84,37 +73,33 @@ function rule(raw: unknown, i: number, id: string, nodes: Record<string, unknown
 
 function node(raw: unknown, id: string, nodes: Record<string, unknown>): FlowNode {
   if (!isRecord(raw)) throw new FlowValidationError('must be an object', id);
+  const type = raw.type;
+  if (type !== 'message' && type !== 'condition' && type !== 'handover') throw new FlowValidationError('type must be "message", "condition" or "handover"', id);
+  check(NODE_SCHEMAS[type], raw, id);
   const base: { description?: string } = extras(raw);
-  const description = text(raw.description, 'description', id, { required: false, max: FLOW_LIMITS.description });
-  if (description !== undefined) base.description = description;
-  switch (raw.type) {
+  if (typeof raw.description === 'string') base.description = raw.description;
+  switch (type) {
     case 'message': {
-      checkKeys(raw, ['type', 'text', 'next', 'description'], '', id);
-      const n: MessageNode = { ...base, type: 'message', text: text(raw.text, 'text', id, { required: true, max: FLOW_LIMITS.text, template: true })! };
-      const next = ref(raw.next, 'next', id, nodes);
-      if (next !== undefined) n.next = next;
-      return n;
+      const text = raw.text as string;
+      if (text.trim() === '') throw new FlowValidationError('text must not be empty', id);
+      template(text, 'text', id);
+      const next = ref(raw.next as string | null | undefined, 'next', id, nodes);
+      return { ...base, type, text, ...(next !== undefined ? { next } : {}) };
     }
     case 'condition': {
-      checkKeys(raw, ['type', 'rules', 'else', 'description'], '', id);
-      if (!Array.isArray(raw.rules)) throw new FlowValidationError('rules must be an array', id);
-      if (raw.rules.length > FLOW_LIMITS.rules) throw new FlowValidationError(`at most ${FLOW_LIMITS.rules} rules`, id);
-      const n: ConditionNode = { ...base, type: 'condition', rules: raw.rules.map((r, i) => rule(r, i, id, nodes)) };
-      const otherwise = ref(raw.else, 'else', id, nodes);
-      if (otherwise !== undefined) n.else = otherwise;
-      return n;
+      const rules = (raw.rules as unknown[]).map((r, i) => {
+        if (!isRecord(r)) throw new FlowValidationError(`rules[${i}] must be an object`, id);
+        return rule(r, i, id, nodes);
+      });
+      const otherwise = ref(raw.else as string | null | undefined, 'else', id, nodes);
+      return { ...base, type, rules, ...(otherwise !== undefined ? { else: otherwise } : {}) };
     }
     case 'handover': {
-      checkKeys(raw, ['type', 'text', 'next', 'description'], '', id);
-      const n: HandoverNode = { ...base, type: 'handover' };
-      const t = text(raw.text, 'text', id, { required: false, max: FLOW_LIMITS.text, template: true });
-      if (t !== undefined && t.trim() !== '') n.text = t;
-      const next = ref(raw.next, 'next', id, nodes);
-      if (next !== undefined) n.next = next;
-      return n;
+      const text = typeof raw.text === 'string' && raw.text.trim() !== '' ? raw.text : undefined;
+      if (text !== undefined) template(text, 'text', id);
+      const next = ref(raw.next as string | null | undefined, 'next', id, nodes);
+      return { ...base, type, ...(text !== undefined ? { text } : {}), ...(next !== undefined ? { next } : {}) };
     }
-    default:
-      throw new FlowValidationError('type must be "message", "condition" or "handover"', id);
   }
 }
 
@@ -156,30 +141,26 @@ function checkMessageChains(nodes: Record<string, FlowNode>): void {
 }
 
 /**
- * Validates a flow document (parsed JSON) against the contract in docs/flows.md and returns it
- * normalised (null references dropped, unknown "_" fields kept). Throws FlowValidationError naming
- * the node at fault.
+ * Validates a flow document (parsed JSON) and returns it normalised (null references dropped,
+ * "_" fields kept). The structure is the schema's (src/flows/schema.ts: the same definition the
+ * OpenAPI document shows); then what a schema cannot say: references, template variables, regex
+ * safety, message loops. Throws FlowValidationError naming the node at fault.
  */
 export function validateFlow(input: unknown): Flow {
   if (!isRecord(input)) throw new FlowValidationError('a flow must be a JSON object with name, start and nodes');
-  checkKeys(input, ['name', 'description', 'start', 'nodes'], '', null);
-  const name = text(input.name, 'name', null, { required: true, max: FLOW_LIMITS.name })!;
-  const description = text(input.description, 'description', null, { required: false, max: FLOW_LIMITS.description });
-  if (!isRecord(input.nodes)) throw new FlowValidationError('nodes must be an object of node name -> node');
-  const raw = input.nodes;
-  const ids = Object.keys(raw);
-  if (ids.length === 0) throw new FlowValidationError('nodes must not be empty');
-  if (ids.length > FLOW_LIMITS.nodes) throw new FlowValidationError(`nodes: at most ${FLOW_LIMITS.nodes} nodes`);
-  for (const id of ids) {
-    if (!NODE_ID.test(id)) throw new FlowValidationError(`nodes: invalid node name ${JSON.stringify(id.slice(0, 80))} (letters, digits, "_", "-", "." and at most ${FLOW_LIMITS.nodeId} characters)`);
+  check(FlowShape, input, null);
+  const badName = Object.keys(input.nodes as Record<string, unknown>).find((id) => !NODE_ID.test(id));
+  if (badName !== undefined) {
+    throw new FlowValidationError(`nodes: invalid node name ${JSON.stringify(badName.slice(0, 80))} (letters, digits, "_", "-", "." and at most ${FLOW_LIMITS.nodeId} characters)`);
   }
-  if (input.start === undefined || input.start === null || input.start === '') throw new FlowValidationError('start is required: the name of the first node');
-  if (typeof input.start !== 'string') throw new FlowValidationError('start must be a node name');
-  if (!Object.hasOwn(raw, input.start)) throw new FlowValidationError(`start: no node named "${input.start.slice(0, FLOW_LIMITS.nodeId)}"`);
+  const raw = input.nodes as Record<string, unknown>;
+  const start = input.start as string;
+  if (!Object.hasOwn(raw, start)) throw new FlowValidationError(`start: no node named "${start.slice(0, FLOW_LIMITS.nodeId)}"`);
+  if ((input.name as string).trim() === '') throw new FlowValidationError('name must not be empty');
   const nodes: Record<string, FlowNode> = Object.create(null) as Record<string, FlowNode>;
-  for (const id of ids) nodes[id] = node(raw[id], id, raw);
+  for (const id of Object.keys(raw)) nodes[id] = node(raw[id], id, raw);
   checkMessageChains(nodes);
-  const flow: Flow = { ...extras(input), name, start: input.start, nodes };
-  if (description !== undefined) flow.description = description;
+  const flow: Flow = { ...extras(input), name: input.name as string, start, nodes };
+  if (typeof input.description === 'string') flow.description = input.description;
   return flow;
 }
