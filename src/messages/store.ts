@@ -184,6 +184,11 @@ export class MessageStore {
     return { messages, nextBefore: end - limit > 0 && oldest !== undefined ? oldest : null };
   }
 
+  /** Rewrites an instance's journal now (it also happens on its own once most of it is stale). */
+  async compact(instanceId: string): Promise<void> {
+    await (await this.instance(instanceId)).compact();
+  }
+
   /** Daily sweep of expired messages and media. */
   start(): void {
     const sweep = (): void => {
