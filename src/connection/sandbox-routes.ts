@@ -5,7 +5,7 @@ import { readJsonBody } from '../http/json-body.js';
 import { defineRoute, type RouteDef } from '../http/route.js';
 import { MessageId, Phone, closed } from '../schemas/common.js';
 import { MAX_TEXT } from '../schemas/send.js';
-import { InstanceStatusSchema } from '../schemas/events.js';
+import { InstanceStatusSchema, Location, PollInfo } from '../schemas/events.js';
 import { detectMedia } from '../sending/media-type.js';
 import { withUpload } from '../sending/upload.js';
 import { parseInput } from '../schemas/check.js';
@@ -32,9 +32,28 @@ const SentItem = closed({
   type: Type.String(),
   message: Type.Optional(Type.String()),
   caption: Type.Optional(Type.String()),
+  replyTo: Type.Optional(Type.String()),
+  location: Type.Optional(Location),
+  contacts: Type.Optional(Type.Array(closed({ name: Type.String(), phone: Phone, vcard: Type.String() }))),
+  poll: Type.Optional(PollInfo),
   sentAt: Type.String(),
 });
 const SentBody = closed({ success: Type.Literal(true), instanceId: Type.String(), messages: Type.Array(SentItem) });
+const ActionsBody = closed({
+  success: Type.Literal(true),
+  instanceId: Type.String(),
+  actions: Type.Array(
+    closed({
+      action: Type.Enum(['react', 'edit', 'delete', 'read', 'presence']),
+      chatId: Type.String(),
+      messageId: Type.Optional(Type.String()),
+      emoji: Type.Optional(Type.String()),
+      text: Type.Optional(Type.String()),
+      state: Type.Optional(Type.String()),
+      at: Type.String(),
+    }),
+  ),
+});
 
 /** Drive a simulated connection: scan, disconnect, receive a message, list what was sent. */
 export function sandboxRoutes(core: Core): RouteDef[] {
@@ -142,6 +161,17 @@ export function sandboxRoutes(core: Core): RouteDef[] {
       response: { description: 'The sent messages.', schema: SentBody },
       handle({ instance }) {
         return { success: true, instanceId: instance.id, messages: [...sandboxOf(instance.id, instance.sandbox).sent()] };
+      },
+    }),
+    defineRoute({
+      ...common,
+      method: 'GET',
+      path: '/api/:id/sandbox/actions',
+      operationId: 'sandboxActions',
+      summary: 'What the instance did besides sending (reactions, edits, deletes, read marks, presence), oldest first',
+      response: { description: 'The actions.', schema: ActionsBody },
+      handle({ instance }) {
+        return { success: true, instanceId: instance.id, actions: [...sandboxOf(instance.id, instance.sandbox).actions()] };
       },
     }),
   ];
