@@ -30,7 +30,7 @@ export interface SendDeps {
   hub: MessageHub;
 }
 
-const PREMIUM_LAPSED = 'premium has expired and no credits remain; renew premium or add credits';
+const PREMIUM_LAPSED = 'premium has expired and no credits remain: the operator renews it with `gateway premium grant ID --days N` or adds credits with `gateway credits add ID N`';
 
 /**
  * Sends one message under the plan rules, in DESIGN.md's order after input checks: plan (403;
@@ -78,7 +78,7 @@ export class SendService {
     const hold = await ledger.hold(instanceId);
     if (hold) return hold;
     if (record.premiumUntil !== null) throw new GatewayError('PREMIUM_REQUIRED', PREMIUM_LAPSED);
-    throw new GatewayError('QUOTA_EXHAUSTED', 'no credits left; add credits or grant premium');
+    throw new GatewayError('QUOTA_EXHAUSTED', `no credits left: the operator adds them with \`gateway credits add ${instanceId} N\` (or POST /api/instances/${instanceId}/credits) or grants premium`);
   }
 
   private async sendUnobserved(instanceId: string, message: Outgoing): Promise<SendResult> {
