@@ -45,7 +45,10 @@ export function controlRoutes(core: Core): RouteDef[] {
       tags: ['control'],
       body: PairInput,
       response: { description: 'A stream of pair replies.', contentType: 'application/x-ndjson' },
-      async handle({ koa, instance, body }) {
+      errors: ['NOT_FOUND'],
+      async handle({ koa, params, body }) {
+        // A control route: the caller is trusted, and `:id` is looked up here (404 when unknown).
+        const instance = core.instances.require(params.id!);
         const entry = await core.manager.open(instance);
         const stream = new PassThrough();
         const session = runPairSession(
