@@ -1,8 +1,8 @@
 import test from 'ava';
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { runCli } from '../helpers/cli.js';
 import { startChildDaemon } from '../helpers/child-daemon.js';
+import { readCredits } from '../helpers/credits.js';
 import { request, tempDir } from '../helpers/daemon.js';
 
 /**
@@ -43,7 +43,7 @@ for (const killAfterMs of [0, 60, 250]) {
     await Promise.all(workers);
     await d.exited;
 
-    const disk = JSON.parse(await readFile(join(dir, 'credits', `${inst.instanceId}.json`), 'utf8')) as { balance: number; spent: number };
+    const disk = await readCredits(dir, inst.instanceId);
     t.log(`${ok} sends answered 200 before the kill; balance on disk ${disk.balance}`);
     t.true(ok > 0, 'some sends went through before the kill');
     t.true(disk.balance >= 0);

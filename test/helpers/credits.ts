@@ -1,0 +1,7 @@
+import { CreditStore } from '../../src/store/credits.js';
+
+/** An instance's credits as stored on disk (whatever the file format), read without a daemon. */
+export async function readCredits(dataDir: string, instanceId: string): Promise<{ balance: number; spent: number }> {
+  const doc = await new CreditStore(dataDir).read(instanceId);
+  return { balance: doc.balance, spent: doc.spent };
+}
