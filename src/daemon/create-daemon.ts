@@ -229,7 +229,7 @@ export async function createDaemon(parts: DaemonParts): Promise<Daemon> {
         status.stop();
         await manager.stopAll();
         for (const f of [...features].reverse()) await f.stop?.().catch((err: unknown) => logger.error({ err, feature: f.name }, 'feature stop failed'));
-        await ledger.drain();
+        await ledger.close();
         prometheus?.registry.clear();
       })();
       return stopping;

@@ -42,14 +42,6 @@ export function checkConfig(dataDir: string): { result: CheckResult; config: Gat
   }
 }
 
-function listJson(dir: string): string[] {
-  try {
-    return readdirSync(dir).filter((n) => n.endsWith('.json') && !n.startsWith('.'));
-  } catch {
-    return [];
-  }
-}
-
 /** Every *.json below `dir` (not dot files: those are temp files of an atomic write). */
 function walkJson(dir: string, out: string[]): void {
   let entries;
@@ -81,14 +73,21 @@ export async function checkStore(dataDir: string, trialDays: number): Promise<Ch
     corrupt.push({ file: paths.instances, why: errorMessage(err) });
   }
   const credits = new CreditStore(dataDir);
-  const creditFiles = listJson(paths.creditsDir);
-  for (const name of creditFiles) {
-    const id = name.slice(0, -'.json'.length);
+  // credits/<id>.jsonl (the journal) or <id>.json (before the journal; migrated on the next write)
+  let creditNames: string[] = [];
+  try {
+    creditNames = readdirSync(paths.creditsDir).filter((n) => !n.startsWith('.') && /\.jsonl?$/.test(n));
+  } catch {
+    // no credits yet
+  }
+  for (const id of new Set(creditNames.map((n) => n.replace(/\.jsonl?$/, '')))) {
     if (!isInstanceId(id)) continue;
     try {
       await credits.read(id);
     } catch (err) {
-      corrupt.push({ file: paths.credits(id), why: errorMessage(err) });
+      const message = errorMessage(err);
+      const file = message.startsWith(credits.journalFile(id)) ? credits.journalFile(id) : paths.credits(id);
+      corrupt.push({ file, why: message });
     }
   }
   if (corrupt.length > 0) {
@@ -111,7 +110,7 @@ export async function checkStore(dataDir: string, trialDays: number): Promise<Ch
       unreadable.push(file);
     }
   }
-  const summary = `instances.json and ${creditFiles.length} credit file(s) load (${instances} instance(s)); ${aux.length} other JSON file(s) parse`;
+  const summary = `instances.json and ${creditNames.length} credit file(s) load (${instances} instance(s)); ${aux.length} other JSON file(s) parse`;
   if (unreadable.length > 0) {
     const shown = unreadable.slice(0, 10).map((f) => relative(dataDir, f));
     return {

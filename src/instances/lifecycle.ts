@@ -101,6 +101,7 @@ export class InstanceLifecycle {
     };
     for (const removeFeatureFiles of this.removers) await removeFeatureFiles(id);
     await remove(paths.credits(id));
+    await remove(this.core.credits.journalFile(id));
     const auth = await readdir(paths.authDir).catch(() => [] as string[]);
     for (const name of auth) if (name === id || name.startsWith(`${id}.`)) await remove(join(paths.authDir, name));
     // Feature directories named after the instance (outbox, flows, messages, media): gone or going.

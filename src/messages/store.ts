@@ -3,14 +3,14 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { GatewayConfig } from '../config/schema.js';
 import { DAY_MS, type Clock } from '../domain/clock.js';
-import { errorMessage } from '../domain/errors.js';
+import { GatewayError, errorMessage, storageError } from '../domain/errors.js';
 import type { TimerHandle, Timers } from '../domain/timers.js';
 import type { InboundMessage, MessageStatus } from '../domain/types.js';
 import { ensureDir } from '../store/atomic-write.js';
 import { isInstanceId } from '../store/paths.js';
 import { InstanceMessages, type Chat, type Entry, type StatusChange } from './instance-messages.js';
 import type { MediaFiles } from './media.js';
-import type { StoredMessage } from './records.js';
+import type { JournalRecord, StoredMessage } from './records.js';
 
 export type { StatusChange } from './instance-messages.js';
 
@@ -83,6 +83,26 @@ export class MessageStore {
     return im;
   }
 
+  /**
+   * Appends a record. When the write fails (a full disk), the instance's journal is closed and
+   * forgotten, so the next access replays what is really on disk; the failure reaches the caller
+   * as STORAGE_UNAVAILABLE.
+   */
+  private async writeTo(instanceId: string, record: JournalRecord, durable: boolean): Promise<StatusChange | null> {
+    const p = this.instance(instanceId);
+    const im = await p;
+    try {
+      return await im.write(record, durable);
+    } catch (err) {
+      if (this.open.get(instanceId) === p) {
+        this.open.delete(instanceId);
+        void im.close().catch(() => undefined);
+      }
+      const failure = storageError(err, 'message store');
+      throw failure instanceof GatewayError ? failure : new GatewayError('STORAGE_UNAVAILABLE', 'the message store could not be written; nothing was changed', { cause: err });
+    }
+  }
+
   /** Without history, only what the lifecycle needs is kept. */
   private trim(m: StoredMessage): StoredMessage {
     if (this.options.history.enabled) return m;
@@ -92,7 +112,7 @@ export class MessageStore {
 
   /** An outgoing message (`pending` before it leaves; its status follows with setStatus). */
   async recordOutgoing(instanceId: string, m: StoredMessage, durable: boolean): Promise<void> {
-    await (await this.instance(instanceId)).write({ k: 'm', ...this.trim(m) }, durable);
+    await this.writeTo(instanceId, { k: 'm', ...this.trim(m) }, durable);
   }
 
   /** A received message, stored durably before the connection acknowledges it. */
@@ -118,36 +138,35 @@ export class MessageStore {
       timestamp: ts,
       updatedAt: this.options.clock.now(),
     };
-    await (await this.instance(instanceId)).write({ k: 'm', ...this.trim(stored) }, true);
+    await this.writeTo(instanceId, { k: 'm', ...this.trim(stored) }, true);
   }
 
   /** A status reported for a message; the change when it moved forward, else null. */
   async setStatus(instanceId: string, messageId: string, status: MessageStatus, error?: string): Promise<StatusChange | null> {
-    const im = await this.instance(instanceId);
-    return im.write({ k: 's', id: messageId, status, at: this.options.clock.now(), ...(error !== undefined ? { error } : {}) }, true);
+    return this.writeTo(instanceId, { k: 's', id: messageId, status, at: this.options.clock.now(), ...(error !== undefined ? { error } : {}) }, true);
   }
 
   async edited(instanceId: string, messageId: string, text: string): Promise<boolean> {
     const im = await this.instance(instanceId);
     if (!im.entries.has(messageId)) return false;
-    await im.write({ k: 'e', id: messageId, text: this.options.history.enabled ? text : '', at: this.options.clock.now() }, true);
+    await this.writeTo(instanceId, { k: 'e', id: messageId, text: this.options.history.enabled ? text : '', at: this.options.clock.now() }, true);
     return true;
   }
 
   async deleted(instanceId: string, messageId: string): Promise<boolean> {
     const im = await this.instance(instanceId);
     if (!im.entries.has(messageId)) return false;
-    await im.write({ k: 'd', id: messageId, at: this.options.clock.now() }, true);
+    await this.writeTo(instanceId, { k: 'd', id: messageId, at: this.options.clock.now() }, true);
     return true;
   }
 
   async reaction(instanceId: string, messageId: string, sender: string, emoji: string): Promise<void> {
-    await (await this.instance(instanceId)).write({ k: 'r', id: messageId, sender, emoji, at: this.options.clock.now() }, false);
+    await this.writeTo(instanceId, { k: 'r', id: messageId, sender, emoji, at: this.options.clock.now() }, false);
   }
 
   /** The chat was read on our side: its unread count goes to 0. */
   async markRead(instanceId: string, chatId: string): Promise<void> {
-    await (await this.instance(instanceId)).write({ k: 'read', chat: chatId, at: this.options.clock.now() }, false);
+    await this.writeTo(instanceId, { k: 'read', chat: chatId, at: this.options.clock.now() }, false);
   }
 
   async get(instanceId: string, messageId: string): Promise<StoredMessage | null> {

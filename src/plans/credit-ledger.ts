@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { GatewayError, storageError } from '../domain/errors.js';
-import { MAX_CREDITS, type CreditStore, type CreditsDoc } from '../store/credits.js';
+import { MAX_CREDITS, applyBatch, snapshotLine, type CreditBatch, type CreditState, type CreditStore, type CreditsDoc } from '../store/credits.js';
+import type { Journal } from '../store/journal.js';
 
 /** A credit reserved for one send: its hold is on disk. commit() after the send, release() if it failed. */
 export interface CreditHold {
@@ -18,8 +19,16 @@ interface Waiter<T> {
 
 interface Account {
   readonly id: string;
-  /** What the file holds (after the last successful write). */
-  doc: CreditsDoc;
+  /** What the journal holds (after the last successful write). */
+  doc: CreditState;
+  /** The open journal; null until the first write, and after a failed one. */
+  journal: Journal | null;
+  /** The next open must start the journal over from `doc` (migration, or after a failed write). */
+  restart: boolean;
+  /** Lines in the journal, for compaction. */
+  lines: number;
+  /** The last write failed (a full disk): new holds are refused until a write succeeds again. */
+  failing: boolean;
   /** Credits held in memory: holds being written, written, and commits not yet written. */
   held: number;
   holds: Array<{ hid: string } & Waiter<void>>;
@@ -30,6 +39,9 @@ interface Account {
   removed: boolean;
   nextHold: number;
 }
+
+/** A journal is rewritten as one snapshot line after this many batches. */
+const COMPACT_EVERY = 10_000;
 
 /**
  * The daemon's credit balances; the only writer of the credit files while the daemon runs (the CLI
@@ -47,17 +59,27 @@ export class CreditLedger {
     private readonly logger: Logger,
   ) {}
 
+  /** Hold ids are unique across restarts, so a new hold never meets a stale one of the same name. */
+  private readonly holdPrefix = `${Date.now().toString(36)}.`;
+
+  /** Instances deleted while this daemon runs: a late send must not bring their file back. */
+  private readonly forgotten = new Set<string>();
+
   private account(id: string): Account {
     let a = this.accounts.get(id);
+    if (!a && this.forgotten.has(id)) {
+      // Never stored in `accounts`, so it never writes.
+      return { id, doc: { balance: 0, spent: 0, held: new Set() }, journal: null, restart: false, lines: 0, failing: false, held: 0, holds: [], commits: [], releases: [], adds: [], writing: false, removed: true, nextHold: 1 };
+    }
     if (!a) {
-      const doc = this.store.readSync(id);
-      const stale = doc.held ? Object.keys(doc.held).length : 0;
-      if (stale > 0) {
-        this.logger.warn({ instanceId: id, holds: stale }, 'credit holds of sends interrupted by a crash released (those sends were not charged)');
+      const loaded = this.store.loadSync(id);
+      const stale = [...loaded.state.held];
+      if (stale.length > 0) {
+        this.logger.warn({ instanceId: id, holds: stale.length }, 'credit holds of sends interrupted by a crash released (those sends were not charged)');
       }
-      a = { id, doc: { balance: doc.balance, spent: doc.spent, ...(stale > 0 ? { held: doc.held } : {}) }, held: 0, holds: [], commits: [], releases: stale > 0 ? Object.keys(doc.held!) : [], adds: [], writing: false, removed: false, nextHold: 1 };
+      a = { id, doc: loaded.state, journal: null, restart: loaded.legacy, lines: loaded.lines, failing: false, held: 0, holds: [], commits: [], releases: stale, adds: [], writing: false, removed: false, nextHold: 1 };
       this.accounts.set(id, a);
-      if (stale > 0) this.schedule(a);
+      if (stale.length > 0) this.schedule(a);
     }
     return a;
   }
@@ -80,8 +102,11 @@ export class CreditLedger {
   async hold(id: string): Promise<CreditHold | null> {
     const a = this.account(id);
     if (a.removed || a.doc.balance - a.held <= 0) return null;
+    // Back-pressure: while the store refuses writes, a send fails fast instead of leaving with a
+    // reservation whose debit could not be written after it.
+    if (a.failing) throw new GatewayError('STORAGE_UNAVAILABLE', 'the credit store could not be written a moment ago (disk full?); nothing was sent, retry later');
     a.held += 1;
-    const hid = `h${a.nextHold++}`;
+    const hid = `${this.holdPrefix}${a.nextHold++}`;
     try {
       await new Promise<void>((resolve, reject) => {
         a.holds.push({ hid, resolve, reject });
@@ -112,9 +137,10 @@ export class CreditLedger {
     };
   }
 
-  /** Adds credits durably; resolves with the new document. */
+  /** Adds credits durably; resolves with the new balance and spent. */
   add(id: string, amount: number): Promise<CreditsDoc> {
     const a = this.account(id);
+    if (a.removed) return Promise.reject(new GatewayError('NOT_FOUND', 'the instance was deleted'));
     return new Promise<CreditsDoc>((resolve, reject) => {
       a.adds.push({ amount, resolve, reject });
       this.schedule(a);
@@ -127,6 +153,7 @@ export class CreditLedger {
    * removed without a late debit writing it back.
    */
   async forget(id: string, waitMs = 60_000): Promise<void> {
+    this.forgotten.add(id);
     const a = this.accounts.get(id);
     if (!a) return;
     a.removed = true;
@@ -135,6 +162,8 @@ export class CreditLedger {
       await new Promise((r) => setTimeout(r, 5));
     }
     this.accounts.delete(id);
+    await a.journal?.close().catch(() => undefined);
+    a.journal = null;
   }
 
   private schedule(a: Account): void {
@@ -149,41 +178,58 @@ export class CreditLedger {
     const commits = a.commits.splice(0);
     const releases = a.releases.splice(0);
     const adds = a.adds.splice(0);
-    const next: CreditsDoc = { balance: a.doc.balance, spent: a.doc.spent, held: { ...a.doc.held } };
-    const held = next.held!;
     const refused: Array<{ waiter: Waiter<CreditsDoc>; err: GatewayError }> = [];
     const applied: typeof adds = [];
+    let added = 0;
     for (const add of adds) {
-      if (next.balance + add.amount > MAX_CREDITS) {
-        refused.push({ waiter: add, err: new GatewayError('INVALID_FIELD', `credits: a balance above ${MAX_CREDITS} is not supported (now ${next.balance})`) });
+      if (a.doc.balance + added + add.amount > MAX_CREDITS) {
+        refused.push({ waiter: add, err: new GatewayError('INVALID_FIELD', `credits: a balance above ${MAX_CREDITS} is not supported (now ${a.doc.balance + added})`) });
         continue;
       }
-      next.balance += add.amount;
+      added += add.amount;
       applied.push(add);
     }
-    for (const h of holds) held[h.hid] = 1;
-    for (const c of commits) {
-      delete held[c.hid];
-      next.balance -= 1;
-      next.spent += 1;
-    }
-    for (const hid of releases) delete held[hid];
-    if (Object.keys(held).length === 0) delete next.held;
     for (const r of refused) r.waiter.reject(r.err);
+    const batch: CreditBatch = {
+      ...(added > 0 ? { add: added } : {}),
+      ...(releases.length > 0 ? { release: releases } : {}),
+      ...(holds.length > 0 ? { hold: holds.map((h) => h.hid) } : {}),
+      ...(commits.length > 0 ? { commit: commits.map((c) => c.hid) } : {}),
+    };
     // A release alone need not be durable: a lost one is released again at the next start.
     const durable = holds.length + commits.length + applied.length > 0;
     try {
-      await this.store.write(a.id, next, durable);
-      a.doc = next;
+      // After a failure an empty batch still reopens the journal: the restart is the probe that
+      // tells whether the disk takes writes again.
+      if (Object.keys(batch).length > 0 || a.restart) {
+        const journal = await this.journalOf(a);
+        if (Object.keys(batch).length > 0) {
+          const line = JSON.stringify(batch);
+          if (durable) await journal.append(line).durable;
+          else journal.appendLazy(line);
+          applyBatch(a.doc, batch);
+          a.lines += 1;
+        }
+      }
+      a.failing = false;
       a.held -= commits.length;
       holds.forEach((h) => h.resolve());
       // Each send learns the balance right after its own debit.
-      commits.forEach((c, i) => c.resolve(next.balance + (commits.length - 1 - i)));
-      applied.forEach((add) => add.resolve({ balance: next.balance, spent: next.spent }));
+      const balance = a.doc.balance;
+      commits.forEach((c, i) => c.resolve(balance + (commits.length - 1 - i)));
+      applied.forEach((add) => add.resolve({ balance, spent: a.doc.spent }));
+      if (a.lines >= COMPACT_EVERY && a.journal) await this.compact(a, a.journal);
     } catch (err) {
+      // The journal may hold part of this batch: the next write starts it over from what is acknowledged.
+      a.restart = true;
+      a.failing = true;
+      const broken = a.journal;
+      a.journal = null;
+      await broken?.close().catch(() => undefined);
       const failure = storageError(err, 'credits');
       this.logger.error({ instanceId: a.id, err }, 'credit write failed');
-      holds.forEach((h) => h.reject(failure instanceof GatewayError ? failure : new GatewayError('STORAGE_UNAVAILABLE', 'the credit reservation could not be stored; nothing was sent', { cause: err })));
+      const why = (err as NodeJS.ErrnoException | null)?.code ?? 'write failed';
+      holds.forEach((h) => h.reject(new GatewayError('STORAGE_UNAVAILABLE', `the credit reservation could not be stored (${why}); nothing was sent`, { cause: err })));
       applied.forEach((add) => add.reject(failure));
       // The messages of these commits went out: their debits stay queued for the next write.
       a.commits.unshift(...commits.map((c) => ({ hid: c.hid, resolve: () => undefined, reject: () => undefined })));
@@ -193,7 +239,42 @@ export class CreditLedger {
       a.writing = false;
       const more = a.holds.length + a.adds.length + a.releases.length > 0 || (a.commits.length > 0 && commits.length === 0);
       if (more) this.schedule(a);
-      else if (a.commits.length > 0) setTimeout(() => this.schedule(a), 1_000).unref();
+      else if (a.commits.length > 0 || a.failing) setTimeout(() => this.schedule(a), 1_000).unref();
+    }
+  }
+
+  /** Rewrites a long journal as one snapshot line; a failure only means it is started over later. */
+  private async compact(a: Account, journal: Journal): Promise<void> {
+    try {
+      await journal.rewrite([snapshotLine(a.doc)]);
+      a.lines = 1;
+    } catch (err) {
+      this.logger.warn({ instanceId: a.id, err }, 'credit journal compaction failed; retried at the next write');
+      a.restart = true;
+      a.journal = null;
+      await journal.close().catch(() => undefined);
+    }
+  }
+
+  private async journalOf(a: Account): Promise<Journal> {
+    if (a.journal) return a.journal;
+    const journal = await this.store.openJournal(a.id, a.doc, a.restart);
+    a.restart = false;
+    if (this.accounts.get(a.id) !== a) {
+      // Forgotten (deleted) while opening.
+      await journal.close();
+      throw new GatewayError('NOT_FOUND', 'the instance was deleted');
+    }
+    a.journal = journal;
+    return journal;
+  }
+
+  /** Writes what is queued and closes every journal (the daemon stops). */
+  async close(): Promise<void> {
+    await this.drain();
+    for (const a of this.accounts.values()) {
+      await a.journal?.close().catch(() => undefined);
+      a.journal = null;
     }
   }
 

@@ -105,8 +105,13 @@ export class SendService {
       const messageId = message.id;
       const settled = hold;
       hold = null;
-      // The debit and the `sent` status are both on disk before the 200.
-      const [balanceAfter] = await Promise.all([settled?.commit(), hub.settled(instanceId, messageId, 'sent')]);
+      // The debit is on disk before the 200, and so is the `sent` status when the disk takes it: a
+      // status that cannot be stored (a full disk) must not turn a message that left into an
+      // error the client would retry; it stays `pending` until a receipt moves it on.
+      const [balanceAfter] = await Promise.all([
+        settled?.commit(),
+        hub.settled(instanceId, messageId, 'sent').catch((err: unknown) => this.deps.logger.warn({ instanceId, messageId, err }, 'the sent status of a message could not be stored')),
+      ]);
       if (balanceAfter === undefined) return { messageId, quotaRemaining: 'unlimited' };
       if (balanceAfter === 0) this.deps.planChanged?.(instanceId);
       return { messageId, quotaRemaining: String(balanceAfter) };

@@ -1,61 +1,188 @@
+import { readFileSync } from 'node:fs';
 import { readdir, rm } from 'node:fs/promises';
 import Type, { type Static } from 'typebox';
+import { errorMessage } from '../domain/errors.js';
 import { closed } from '../schemas/common.js';
-import { ensureDir, writeFileAtomic } from './atomic-write.js';
-import { AtomicJsonFile } from './json-file.js';
-import { storePaths, type StorePaths } from './paths.js';
 import { matches } from '../schemas/check.js';
+import { ensureDir } from './atomic-write.js';
+import { corruptStore } from './json-file.js';
+import { Journal } from './journal.js';
+import { storePaths, type StorePaths } from './paths.js';
 
 /** The largest balance an instance may hold (far below where integers stop being exact). */
 export const MAX_CREDITS = 1_000_000_000_000;
 
 /**
- * Hot plan data: one small file per instance (`credits/<id>.json`), so a write costs a few bytes
- * whatever the number of instances. `balance` counts every credit not yet spent, including the ones
- * `held` by sends in flight: a hold is stored before its message leaves and becomes a debit
- * (balance - 1, spent + 1) once the message was sent; a hold found at start-up belonged to a send
- * whose outcome a crash hid, and is released (the customer is never charged for it).
+ * An instance's credits: `balance` counts every credit not yet spent, including the ones `held`
+ * by sends in flight. A hold is stored before its message leaves and becomes a debit (balance - 1,
+ * spent + 1) once the message was sent; a hold found at start-up belonged to a send whose outcome
+ * a crash hid, and is released (the customer is never charged for it).
  */
-export const CreditsDocSchema = closed({
-  balance: Type.Integer({ minimum: 0, maximum: MAX_CREDITS }),
+export interface CreditsDoc {
+  balance: number;
   /** Lifetime credits spent, for metrics and support. */
-  spent: Type.Integer({ minimum: 0 }),
-  /** Holds of sends in flight: hold id -> credits held (1). */
-  held: Type.Optional(Type.Record(Type.String(), Type.Integer({ minimum: 1 }))),
+  spent: number;
+}
+
+/** The state a journal describes: the document plus the holds of sends in flight. */
+export interface CreditState extends CreditsDoc {
+  held: Set<string>;
+}
+
+/**
+ * One line of `credits/<id>.jsonl`: a snapshot, or one batch of changes written together (group
+ * commit: the additions, holds, debits and releases of every send that reached the ledger while
+ * the previous batch was being written).
+ */
+const CreditLine = closed({
+  snap: Type.Optional(closed({ balance: Type.Integer({ minimum: 0, maximum: MAX_CREDITS }), spent: Type.Integer({ minimum: 0 }) })),
+  add: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_CREDITS })),
+  hold: Type.Optional(Type.Array(Type.String())),
+  commit: Type.Optional(Type.Array(Type.String())),
+  release: Type.Optional(Type.Array(Type.String())),
 });
-export type CreditsDoc = Static<typeof CreditsDocSchema>;
+export type CreditBatch = Static<typeof CreditLine>;
 
-const isCreditsDoc = (v: unknown): v is CreditsDoc => matches(CreditsDocSchema, v);
+/** The file of versions before the journal: one JSON document, migrated on the first write. */
+const LegacyDoc = Type.Object({
+  balance: Type.Integer({ minimum: 0, maximum: MAX_CREDITS }),
+  spent: Type.Integer({ minimum: 0 }),
+  held: Type.Optional(Type.Record(Type.String(), Type.Integer())),
+});
 
+/** Applies one batch to a state (replay and live writes share this). */
+export function applyBatch(state: CreditState, b: CreditBatch): void {
+  if (b.snap) {
+    state.balance = b.snap.balance;
+    state.spent = b.snap.spent;
+    state.held.clear();
+  }
+  if (b.add) state.balance += b.add;
+  for (const r of b.release ?? []) state.held.delete(r);
+  for (const h of b.hold ?? []) state.held.add(h);
+  for (const c of b.commit ?? []) {
+    if (!state.held.delete(c)) continue;
+    state.balance -= 1;
+    state.spent += 1;
+  }
+}
+
+/** The one line that describes a whole state (compaction, migration, recovery). */
+export function snapshotLine(state: CreditState): string {
+  const held = [...state.held];
+  return JSON.stringify({ snap: { balance: state.balance, spent: state.spent }, ...(held.length > 0 ? { hold: held } : {}) } satisfies CreditBatch);
+}
+
+/** What loading an instance's credits found. */
+export interface LoadedCredits {
+  state: CreditState;
+  /** Lines in the journal (compaction counts from here). */
+  lines: number;
+  /** Only the pre-journal JSON file exists: the first write migrates it. */
+  legacy: boolean;
+}
+
+/**
+ * Hot plan data: one small append-only journal per instance (`credits/<id>.jsonl`), so a debit
+ * costs one appended line and one fdatasync shared by every send of its batch, whatever the number
+ * of instances (before, each batch rewrote the file: temp file, fsync, rename, directory fsync).
+ * Only the daemon's ledger writes; it compacts a journal to one snapshot line now and then.
+ */
 export class CreditStore {
   readonly paths: StorePaths;
-  private dirReady = false;
 
   constructor(dataDir: string) {
     this.paths = storePaths(dataDir);
   }
 
-  private file(id: string): AtomicJsonFile<CreditsDoc> {
-    return new AtomicJsonFile(this.paths.credits(id), isCreditsDoc);
+  journalFile(id: string): string {
+    return this.paths.credits(id).replace(/\.json$/, '.jsonl');
   }
 
-  /** The stored document (an instance that never had credits has an empty one). */
-  async read(id: string): Promise<CreditsDoc> {
-    return (await this.file(id).read()) ?? { balance: 0, spent: 0 };
-  }
-
-  /** Same, synchronously: the file is a few bytes (the per-send hot path reads it once per instance). */
-  readSync(id: string): CreditsDoc {
-    return this.file(id).readSync() ?? { balance: 0, spent: 0 };
-  }
-
-  /** Replaces the document; durable unless `durable` is false. Only the daemon's ledger writes. */
-  async write(id: string, doc: CreditsDoc, durable = true): Promise<void> {
-    if (!this.dirReady) {
-      await ensureDir(this.paths.creditsDir);
-      this.dirReady = true;
+  /**
+   * Reads an instance's credits synchronously (a few hundred bytes: the ledger reads it once per
+   * instance). A torn last line (a crash mid-write, never acknowledged) is ignored; any other line
+   * that does not parse stops with STORE_CORRUPT, naming the file.
+   */
+  loadSync(id: string): LoadedCredits {
+    const file = this.journalFile(id);
+    const state: CreditState = { balance: 0, spent: 0, held: new Set() };
+    let text: string | null = null;
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
     }
-    await writeFileAtomic(this.paths.credits(id), JSON.stringify(doc), { durable });
+    if (text !== null && text.length > 0) {
+      const complete = text.slice(0, text.lastIndexOf('\n') + 1);
+      let lines = 0;
+      let offset = 0;
+      for (const line of complete.split('\n')) {
+        if (line.length === 0) continue;
+        let value: unknown;
+        try {
+          value = JSON.parse(line);
+        } catch (err) {
+          throw corruptStore(file, `line at byte ${offset}: ${errorMessage(err)}`);
+        }
+        if (!matches(CreditLine, value)) throw corruptStore(file, `unexpected line at byte ${offset}`);
+        applyBatch(state, value);
+        lines += 1;
+        offset += Buffer.byteLength(line) + 1;
+      }
+      if (lines > 0) return { state, lines, legacy: false };
+    }
+    const legacy = this.readLegacy(id);
+    if (!legacy) return { state, lines: 0, legacy: false };
+    state.balance = legacy.balance;
+    state.spent = legacy.spent;
+    for (const h of Object.keys(legacy.held ?? {})) state.held.add(h);
+    return { state, lines: 0, legacy: true };
+  }
+
+  private readLegacy(id: string): Static<typeof LegacyDoc> | null {
+    const file = this.paths.credits(id);
+    let text: string;
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw err;
+    }
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch (err) {
+      throw corruptStore(file, errorMessage(err));
+    }
+    if (!matches(LegacyDoc, value)) throw corruptStore(file, 'unexpected shape');
+    return value;
+  }
+
+  /**
+   * Opens an instance's journal for appending. With `restart` (a migration from the old file, or
+   * recovery after a failed write whose bytes may or may not be on disk), the journal is first
+   * rewritten as one snapshot of `state`, the state the ledger knows to be acknowledged.
+   */
+  async openJournal(id: string, state: CreditState, restart: boolean): Promise<Journal> {
+    await ensureDir(this.paths.creditsDir);
+    const { journal } = await Journal.open(this.journalFile(id));
+    if (restart) {
+      try {
+        await journal.rewrite([snapshotLine(state)]);
+      } catch (err) {
+        await journal.close().catch(() => undefined);
+        throw err;
+      }
+      await rm(this.paths.credits(id), { force: true });
+    }
+    return journal;
+  }
+
+  /** Reads an instance's credits (an instance that never had credits has none). */
+  async read(id: string): Promise<CreditsDoc> {
+    const { state } = this.loadSync(id);
+    return { balance: state.balance, spent: state.spent };
   }
 
   /** Reads every credit file, so a corrupt one stops start-up (naming it) instead of failing sends. */
@@ -66,12 +193,13 @@ export class CreditStore {
     } catch {
       return [];
     }
-    const ids = names.filter((n) => n.endsWith('.json') && !n.startsWith('.')).map((n) => n.slice(0, -5));
-    for (const id of ids) await this.read(id);
+    const ids = [...new Set(names.filter((n) => !n.startsWith('.') && /\.jsonl?$/.test(n)).map((n) => n.replace(/\.jsonl?$/, '')))];
+    for (const id of ids) this.loadSync(id);
     return ids;
   }
 
   async remove(id: string): Promise<void> {
+    await rm(this.journalFile(id), { force: true });
     await rm(this.paths.credits(id), { force: true });
   }
 }

@@ -24,6 +24,8 @@ interface Waiter {
 
 export class Journal {
   private queued: Buffer[] = [];
+  /** Bytes known to be in the file (the end of the last successful write). */
+  private written: number;
   private queuedDurable: Waiter[] = [];
   private queuedLazy: Waiter[] = [];
   private writing: Promise<void> | null = null;
@@ -34,7 +36,9 @@ export class Journal {
     private handle: FileHandle,
     /** Bytes written or queued: the offset of the next line. */
     private end: number,
-  ) {}
+  ) {
+    this.written = end;
+  }
 
   /**
    * Opens (creating) the journal and returns it with its complete lines. A torn last line is cut
@@ -117,12 +121,16 @@ export class Journal {
         let written = 0;
         while (written < data.length) written += (await this.handle.write(data, written, data.length - written)).bytesWritten;
         if (durable.length > 0) await this.handle.datasync();
+        this.written += data.length;
         for (const w of durable) w.resolve();
         for (const w of lazy) w.resolve();
       } catch (err) {
         const failure = storageError(err, this.file);
+        // Lines of a failed write were never acknowledged: cut off whatever part of them reached
+        // the file (best effort; a reopen cuts a torn tail anyway).
+        await this.handle.truncate(this.written).catch(() => undefined);
         for (const w of [...durable, ...lazy]) w.reject(failure);
-        // What follows would sit after a hole: refuse until reopened.
+        // The owner's in-memory view counted these lines: refuse until reopened.
         this.closed = true;
         for (const w of [...this.queuedDurable, ...this.queuedLazy]) w.reject(failure);
         this.queued = [];
@@ -178,6 +186,7 @@ export class Journal {
     await this.handle.close();
     this.handle = await open(this.file, 'a+', FILE_MODE);
     this.end = pos;
+    this.written = pos;
     return offsets;
   }
 

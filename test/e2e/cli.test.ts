@@ -62,6 +62,7 @@ test('instance create / list / show / delete with --json and exit codes', async 
   t.is((await runCli(['instance', 'delete', c.instanceId], { dataDir: dir })).code, 0);
   t.is((await runCli(['instance', 'show', c.instanceId], { dataDir: dir })).code, 4);
   await t.throwsAsync(stat(join(dir, 'credits', `${c.instanceId}.json`)));
+  await t.throwsAsync(stat(join(dir, 'credits', `${c.instanceId}.jsonl`)));
 });
 
 test('key rotate, credits add and premium grant', async (t) => {

@@ -116,10 +116,12 @@ test('a corrupt credit file stops start-up, named, and is left untouched', async
   const dir = join(await tempDir(), 'data');
   await runCli(['init', '--yes'], { dataDir: dir });
   const c = JSON.parse((await runCli(['instance', 'create', '--credits', '3', '--json'], { dataDir: dir })).stdout);
-  const file = join(dir, 'credits', `${c.instanceId}.json`);
-  await writeFile(file, '{"balance":');
+  const file = join(dir, 'credits', `${c.instanceId}.jsonl`);
+  // A complete line that does not parse (a torn last line would be a crash mid-write, and ignored).
+  const corrupt = `${await readFile(file, 'utf8')}{"balance":\n`;
+  await writeFile(file, corrupt);
   const refused = await runCli(['start', '--port', '0'], { dataDir: dir });
   t.is(refused.code, 3);
-  t.true(refused.stderr.includes(file));
-  t.is(await readFile(file, 'utf8'), '{"balance":');
+  t.true(refused.stderr.includes(file), refused.stderr);
+  t.is(await readFile(file, 'utf8'), corrupt);
 });

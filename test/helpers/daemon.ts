@@ -102,7 +102,7 @@ export async function startTestDaemon(options: TestDaemonOptions = {}): Promise<
   const daemon = await startDaemon({
     dataDir,
     port: 0,
-    logger: pino({ level: 'silent' }),
+    logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
     defaultMetrics: options.defaultMetrics ?? false,
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.timers ? { timers: options.timers } : {}),
