@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { autocannon, percentile, rssMb, startGateway, stop } from './lib.js';
 import { seedStore } from './seed.js';
+import { CreditStore } from '../src/store/credits.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const BIN = join(ROOT, 'bin/gateway');
@@ -67,7 +68,7 @@ async function sendRun(count: number, premium = false): Promise<{ rps: number; p
   const r = await autocannon(url, { connections: CONNECTIONS, seconds: SECONDS, method: 'POST', body: SEND_BODY, headers });
   const rss = Math.max(rssStart, await rssMb(gw.child.pid!));
   await gw.stop();
-  const disk = JSON.parse(await readFile(join(dataDir, 'credits', `${inst.id}.json`), 'utf8')) as { balance: number; spent: number };
+  const disk = await new CreditStore(dataDir).read(inst.id);
   if (r.non2xx > 0 || r.errors > 0) throw new Error(`send run had ${r.non2xx} non-2xx answers and ${r.errors} errors`);
   if (!premium && disk.spent < r.total) throw new Error(`only ${disk.spent} credits debited for ${r.total} sends`);
   log(`send (${count} instances${premium ? ', premium: nothing to debit' : ''}): ${Math.round(r.rps)} req/s, p99 ${r.p99} ms, start ${gw.startupMs} ms, rss ${rss} MiB, ${disk.spent} credits debited on disk`);
