@@ -2,7 +2,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { InstanceRecord } from '../src/domain/types.js';
 import { writeFileAtomic } from '../src/store/atomic-write.js';
-import type { InstancesDoc } from '../src/store/instances.js';
+import type { InstancesDoc } from '../src/domain/types.js';
 import { generateApiKey, generateInstanceId, hashSecret } from '../src/store/secrets.js';
 
 /**

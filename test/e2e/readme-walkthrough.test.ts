@@ -40,7 +40,7 @@ test('the README walk-through, pasted in order, ends with a verified message.rec
   t.teardown(() => rm(dir, { recursive: true, force: true }));
   await symlink(join(ROOT, 'bin'), join(dir, 'bin'));
   await symlink(join(ROOT, 'examples'), join(dir, 'examples'));
-  const env = { ...process.env, PORT: String(await freePort()), HOOK_PORT: String(await freePort()) };
+  const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(await freePort()), HOOK_PORT: String(await freePort()) };
   delete env.GATEWAY_DATA_DIR;
   const child = spawn('bash', ['-e', '-c', script], { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
