@@ -126,16 +126,18 @@ export class MessageHub {
 
   /** The message was handed to WhatsApp (`sent`) or could not be (`failed`): stored, published. */
   async settled(instanceId: string, messageId: string, status: 'sent' | 'failed', error?: string): Promise<void> {
-    await this.update(instanceId, { kind: 'status', messageId, chatId: '', status, timestamp: this.now(), ...(error !== undefined ? { error } : {}) });
+    // Not waited on disk: the send's debit is what must be durable before its 200, and a `sent`
+    // lost to a crash is moved past by the next receipt (statuses only move forward).
+    await this.update(instanceId, { kind: 'status', messageId, chatId: '', status, timestamp: this.now(), ...(error !== undefined ? { error } : {}) }, false);
   }
 
   /** A receipt, or what the other side did to a message. */
-  async update(instanceId: string, u: MessageUpdate): Promise<void> {
+  async update(instanceId: string, u: MessageUpdate, durable = true): Promise<void> {
     const { store, bus } = this.deps;
     const timestamp = this.now();
     switch (u.kind) {
       case 'status': {
-        const change = await store.setStatus(instanceId, u.messageId, u.status, u.error);
+        const change = await store.setStatus(instanceId, u.messageId, u.status, u.error, durable);
         // Unknown (not sent through the gateway, or long gone) or not a step forward: no event.
         if (!change) return;
         await bus.publish({

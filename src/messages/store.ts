@@ -142,8 +142,8 @@ export class MessageStore {
   }
 
   /** A status reported for a message; the change when it moved forward, else null. */
-  async setStatus(instanceId: string, messageId: string, status: MessageStatus, error?: string): Promise<StatusChange | null> {
-    return this.writeTo(instanceId, { k: 's', id: messageId, status, at: this.options.clock.now(), ...(error !== undefined ? { error } : {}) }, true);
+  async setStatus(instanceId: string, messageId: string, status: MessageStatus, error?: string, durable = true): Promise<StatusChange | null> {
+    return this.writeTo(instanceId, { k: 's', id: messageId, status, at: this.options.clock.now(), ...(error !== undefined ? { error } : {}) }, durable);
   }
 
   async edited(instanceId: string, messageId: string, text: string): Promise<boolean> {
