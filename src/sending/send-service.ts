@@ -89,7 +89,12 @@ export class SendService {
       if (!entry || status !== 'connected') throw new GatewayError('CONNECTION_NOT_READY', `instance is ${status}, not connected`);
       entry.rate.take();
       const { hub } = this.deps;
-      await hub.pending(instanceId, message, message.id);
+      await hub.pending(instanceId, message, message.id).catch((err: unknown) => {
+        if (err instanceof GatewayError && err.code === 'STORAGE_UNAVAILABLE') {
+          throw new GatewayError('STORAGE_UNAVAILABLE', 'the message could not be recorded (disk full?); nothing was sent', { cause: err });
+        }
+        throw err;
+      });
       try {
         await entry.queue.run(async () => {
           if (this.deps.typing && entry.connection.sendPresence) {
