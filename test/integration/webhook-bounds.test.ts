@@ -1,12 +1,10 @@
 import test from 'ava';
-import { createWebhookPlugin } from '../../src/webhooks/plugin.js';
 import { startTestDaemon } from '../helpers/daemon.js';
 import { inbound, setWebhook, startReceiver, waitForOutbox } from '../helpers/receiver.js';
 
 test('past maxPendingPerInstance the oldest pending deliveries are marked failed', async (t) => {
   const receiver = await startReceiver({ reply: 500 });
   const d = await startTestDaemon({
-    plugins: [createWebhookPlugin()],
     config: { webhooks: { allowPrivateTargets: true, maxPendingPerInstance: 3, retryDelaysMs: [600_000] } },
   });
   try {
@@ -22,7 +20,7 @@ test('past maxPendingPerInstance the oldest pending deliveries are marked failed
     t.deepEqual(records.filter((x) => x.status === 'failed').map(text), ['m1', 'm2']);
     t.deepEqual(records.filter((x) => x.status === 'pending').map(text), ['m3', 'm4', 'm5']);
     for (const r of records.filter((x) => x.status === 'failed')) t.regex(r.lastError ?? '', /more than 3 deliveries pending.*webhooks\.maxPendingPerInstance/);
-    t.is(d.daemon.deps.gauges.outboxDepth(), 3);
+    t.is(d.webhooks.pendingCount(), 3);
   } finally {
     await d.close();
     await receiver.close();
@@ -31,7 +29,7 @@ test('past maxPendingPerInstance the oldest pending deliveries are marked failed
 
 test('finished deliveries past historyPerInstance are removed in a batch, oldest first', async (t) => {
   const receiver = await startReceiver();
-  const d = await startTestDaemon({ plugins: [createWebhookPlugin()], config: { webhooks: { allowPrivateTargets: true, historyPerInstance: 2 } } });
+  const d = await startTestDaemon({ config: { webhooks: { allowPrivateTargets: true, historyPerInstance: 2 } } });
   try {
     const inst = await d.connectedSandbox();
     await setWebhook(d, inst, receiver.url);
@@ -45,7 +43,7 @@ test('finished deliveries past historyPerInstance are removed in a batch, oldest
     await receiver.waitForCount(13);
     const records = await waitForOutbox(d.dataDir, inst.id, (r) => r.length === 2 && r.every((x) => x.status === 'delivered'));
     t.deepEqual(records.map((x) => (x.event.type === 'message.received' ? x.event.data.text : '')), ['h12', 'h13']);
-    t.is(d.daemon.deps.gauges.outboxDepth(), 0);
+    t.is(d.webhooks.pendingCount(), 0);
   } finally {
     await d.close();
     await receiver.close();

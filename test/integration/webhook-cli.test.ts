@@ -1,5 +1,4 @@
 import test from 'ava';
-import { createWebhookPlugin } from '../../src/webhooks/plugin.js';
 import { runCli } from '../helpers/cli.js';
 import { startTestDaemon } from '../helpers/daemon.js';
 import { inbound, outbox, setWebhook, startReceiver, waitForOutbox } from '../helpers/receiver.js';
@@ -11,7 +10,7 @@ const config = { webhooks: { allowPrivateTargets: true, retryDelaysMs: [] } };
 test('webhook deliveries lists status, attempts and last error; redeliver re-sends with the same id to a running daemon', async (t) => {
   const receiver = await startReceiver();
   receiver.script({ status: 500, body: 'receiver exploded' });
-  const d = await startTestDaemon({ plugins: [createWebhookPlugin()], config });
+  const d = await startTestDaemon({ config });
   try {
     const inst = await d.connectedSandbox();
     await setWebhook(d, inst, receiver.url);
@@ -57,7 +56,7 @@ test('webhook deliveries lists status, attempts and last error; redeliver re-sen
 
 test('redeliver works while the daemon is down: the next start sends it', async (t) => {
   const receiver = await startReceiver({ reply: 500 });
-  const first = await startTestDaemon({ plugins: [createWebhookPlugin()], config });
+  const first = await startTestDaemon({ config });
   let second: Awaited<ReturnType<typeof startTestDaemon>> | null = null;
   try {
     const inst = await first.connectedSandbox();
@@ -72,7 +71,7 @@ test('redeliver works while the daemon is down: the next start sends it', async 
     t.is((await outbox(first.dataDir, inst.id))[0]!.status, 'pending');
 
     receiver.setDefault(200);
-    second = await startTestDaemon({ plugins: [createWebhookPlugin()], dataDir: first.dataDir });
+    second = await startTestDaemon({ dataDir: first.dataDir });
     const [done] = await waitForOutbox(first.dataDir, inst.id, (r) => r[0]?.status === 'delivered');
     t.is(done!.id, failed!.id);
     t.is(receiver.requests.at(-1)!.headers['webhook-id'], failed!.id);
@@ -84,7 +83,7 @@ test('redeliver works while the daemon is down: the next start sends it', async 
 });
 
 test('exit codes: 4 for an unknown instance or delivery, 2 for bad usage', async (t) => {
-  const d = await startTestDaemon({ plugins: [createWebhookPlugin()], config });
+  const d = await startTestDaemon({ config });
   try {
     const inst = await d.connectedSandbox();
     const dataDir = d.dataDir;

@@ -3,14 +3,13 @@ import { readFileSync } from 'node:fs';
 import { mkdir, readdir, readFile, rm, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import test from 'ava';
-import { createWebhookPlugin } from '../../src/webhooks/plugin.js';
 import { GATEWAY_BIN } from '../helpers/cli.js';
 import { prepareDataDir, request, startTestDaemon, tempDir, waitFor } from '../helpers/daemon.js';
 import { inbound, outbox, setWebhook, startReceiver, waitForOutbox, withWebhookDaemon } from '../helpers/receiver.js';
 
 test('the event is on disk before the inbound call returns', async (t) => {
   const receiver = await startReceiver({ reply: 'hang' });
-  const d = await startTestDaemon({ plugins: [createWebhookPlugin({ stopGraceMs: 10 })] });
+  const d = await startTestDaemon({ webhooks: { stopGraceMs: 10 } });
   try {
     const inst = await d.connectedSandbox();
     await setWebhook(d, inst, receiver.url);
@@ -139,7 +138,7 @@ test('kill -9 between receipt and delivery: the restarted daemon still delivers 
 });
 
 test('a torn delivery left by a crash is removed at start; fresh files are left for their writer', async (t) => {
-  const first = await startTestDaemon({ plugins: [createWebhookPlugin()] });
+  const first = await startTestDaemon();
   const inst = await first.connectedSandbox();
   await first.daemon.close();
   const dir = join(first.dataDir, 'outbox', inst.id);
@@ -150,7 +149,7 @@ test('a torn delivery left by a crash is removed at start; fresh files are left 
   await writeFile(fresh, '{"id":"msg_0000000000torn2","st');
   const past = new Date(Date.now() - 120_000);
   await utimes(old, past, past);
-  const again = await startTestDaemon({ plugins: [createWebhookPlugin()], dataDir: first.dataDir });
+  const again = await startTestDaemon({ dataDir: first.dataDir });
   try {
     const names = await readdir(dir);
     t.false(names.includes('msg_0000000000torn1.json'));

@@ -1,7 +1,5 @@
 import test from 'ava';
-import { ManualClock } from '../../src/domain/clock.js';
-import { createWebhookPlugin } from '../../src/webhooks/plugin.js';
-import { ManualTimers } from '../../src/webhooks/timers.js';
+import { ManualClock, ManualTimers } from '../helpers/manual-time.js';
 import { startTestDaemon, waitFor } from '../helpers/daemon.js';
 import { inbound, setWebhook, startReceiver, waitForOutbox } from '../helpers/receiver.js';
 
@@ -21,7 +19,7 @@ test('a message being retried holds back later messages of its chat, not other c
   });
   const d = await startTestDaemon({
     clock,
-    plugins: [createWebhookPlugin({ timers, random: () => 0.5 })],
+    timers, webhooks: { random: () => 0.5 },
     config: { webhooks: { allowPrivateTargets: true, retryDelaysMs: [5_000] } },
   });
   try {
@@ -52,7 +50,7 @@ test('a message being retried holds back later messages of its chat, not other c
 test('the oldest delivery of a chat failing for good lets the next one go', async (t) => {
   const receiver = await startReceiver();
   receiver.setDefault((req) => (req.json.data.text === 'first' ? 500 : 200));
-  const d = await startTestDaemon({ plugins: [createWebhookPlugin()], config: { webhooks: { allowPrivateTargets: true, retryDelaysMs: [30] } } });
+  const d = await startTestDaemon({ config: { webhooks: { allowPrivateTargets: true, retryDelaysMs: [30] } } });
   try {
     const inst = await d.connectedSandbox();
     await setWebhook(d, inst, receiver.url);
@@ -70,7 +68,7 @@ test('the oldest delivery of a chat failing for good lets the next one go', asyn
 test('deliveries run at most webhooks.concurrency at once', async (t) => {
   const receiver = await startReceiver({ reply: 'hang' });
   const d = await startTestDaemon({
-    plugins: [createWebhookPlugin({ stopGraceMs: 10 })],
+    webhooks: { stopGraceMs: 10 },
     config: { webhooks: { allowPrivateTargets: true, concurrency: 2, timeoutMs: 300, retryDelaysMs: [60_000] } },
   });
   try {

@@ -1,7 +1,5 @@
 import test from 'ava';
-import { ManualClock } from '../../src/domain/clock.js';
-import { createWebhookPlugin } from '../../src/webhooks/plugin.js';
-import { ManualTimers } from '../../src/webhooks/timers.js';
+import { ManualClock, ManualTimers } from '../helpers/manual-time.js';
 import { startTestDaemon } from '../helpers/daemon.js';
 import { inbound, setWebhook, startReceiver, waitForOutbox } from '../helpers/receiver.js';
 
@@ -10,7 +8,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 test('a 500 is retried with the same webhook-id, then delivered', async (t) => {
   const receiver = await startReceiver();
   receiver.script(500);
-  const d = await startTestDaemon({ plugins: [createWebhookPlugin()], config: { webhooks: { allowPrivateTargets: true, retryDelaysMs: [50, 50] } } });
+  const d = await startTestDaemon({ config: { webhooks: { allowPrivateTargets: true, retryDelaysMs: [50, 50] } } });
   try {
     const inst = await d.connectedSandbox();
     await setWebhook(d, inst, receiver.url);
@@ -39,7 +37,7 @@ test('retries follow webhooks.retryDelaysMs on an injected clock, then the deliv
   const receiver = await startReceiver({ reply: { status: 500, body: 'database is down' } });
   const d = await startTestDaemon({
     clock,
-    plugins: [createWebhookPlugin({ timers, random: () => 0.5 })],
+    timers, webhooks: { random: () => 0.5 },
     config: { webhooks: { allowPrivateTargets: true, retryDelaysMs: [5_000, 300_000, 1_800_000] } },
   });
   try {
@@ -96,7 +94,7 @@ test('a receiver that never answers times out and is retried', async (t) => {
   const receiver = await startReceiver({ reply: 'hang' });
   const d = await startTestDaemon({
     clock,
-    plugins: [createWebhookPlugin({ timers, random: () => 0.5 })],
+    timers, webhooks: { random: () => 0.5 },
     config: { webhooks: { allowPrivateTargets: true, timeoutMs: 200, retryDelaysMs: [5_000] } },
   });
   try {
@@ -123,7 +121,7 @@ test('a receiver that never answers times out and is retried', async (t) => {
 test('a redirect is a failed attempt and is not followed', async (t) => {
   const elsewhere = await startReceiver();
   const receiver = await startReceiver({ reply: { status: 302, headers: { location: elsewhere.url } } });
-  const d = await startTestDaemon({ plugins: [createWebhookPlugin()], config: { webhooks: { allowPrivateTargets: true, retryDelaysMs: [] } } });
+  const d = await startTestDaemon({ config: { webhooks: { allowPrivateTargets: true, retryDelaysMs: [] } } });
   try {
     const inst = await d.connectedSandbox();
     await setWebhook(d, inst, receiver.url);
@@ -142,7 +140,7 @@ test('a redirect is a failed attempt and is not followed', async (t) => {
 
 test('a large error body is cut to a short lastError', async (t) => {
   const receiver = await startReceiver({ reply: { status: 503, body: 'x'.repeat(2_000_000) } });
-  const d = await startTestDaemon({ plugins: [createWebhookPlugin()], config: { webhooks: { allowPrivateTargets: true, retryDelaysMs: [] } } });
+  const d = await startTestDaemon({ config: { webhooks: { allowPrivateTargets: true, retryDelaysMs: [] } } });
   try {
     const inst = await d.connectedSandbox();
     await setWebhook(d, inst, receiver.url);

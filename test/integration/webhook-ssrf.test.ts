@@ -1,10 +1,9 @@
 import test from 'ava';
-import { createWebhookPlugin } from '../../src/webhooks/plugin.js';
 import { startTestDaemon } from '../helpers/daemon.js';
 import { inbound, setWebhook, startReceiver, waitForOutbox } from '../helpers/receiver.js';
 
 test('PUT /webhook with a loopback URL is refused naming webhooks.allowPrivateTargets', async (t) => {
-  const d = await startTestDaemon({ plugins: [createWebhookPlugin()], config: { webhooks: { allowPrivateTargets: false } } });
+  const d = await startTestDaemon({ config: { webhooks: { allowPrivateTargets: false } } });
   try {
     const inst = await d.connectedSandbox();
     for (const url of ['http://127.0.0.1:9/hook', 'http://[::1]/hook', 'http://169.254.169.254/latest/meta-data', 'http://10.1.2.3/x', 'http://localhost:8080/']) {
@@ -21,13 +20,12 @@ test('PUT /webhook with a loopback URL is refused naming webhooks.allowPrivateTa
 test('the policy is checked again at delivery time: a target that turned private is not called', async (t) => {
   const receiver = await startReceiver();
   const d = await startTestDaemon({
-    plugins: [createWebhookPlugin()],
     config: { webhooks: { allowPrivateTargets: false, retryDelaysMs: [] } },
   });
   try {
     const inst = await d.connectedSandbox();
     // As if the name resolved publicly when it was set and to loopback now: write it past the API check.
-    await d.daemon.deps.instances.setWebhook(inst.id, { url: receiver.url, secret: null, events: null });
+    await d.core.instances.setWebhook(inst.id, { url: receiver.url, secret: null, events: null });
     await inbound(d, inst, '+15551234567', 'to a private address?');
     const records = await waitForOutbox(d.dataDir, inst.id, (r) => r.some((x) => x.type === 'message.received' && x.status === 'failed'));
     const failed = records.find((x) => x.type === 'message.received')!;
@@ -42,8 +40,8 @@ test('the policy is checked again at delivery time: a target that turned private
 test('a host name is resolved through the injected resolver and refused when it resolves privately', async (t) => {
   const receiver = await startReceiver();
   const resolver = async (host: string) => (host === 'hooks.example.test' ? ['127.0.0.1'] : []);
-  const allowed = await startTestDaemon({ plugins: [createWebhookPlugin({ resolver })] });
-  const refused = await startTestDaemon({ plugins: [createWebhookPlugin({ resolver })], config: { webhooks: { allowPrivateTargets: false, retryDelaysMs: [] } } });
+  const allowed = await startTestDaemon({ webhooks: { resolver } });
+  const refused = await startTestDaemon({ webhooks: { resolver }, config: { webhooks: { allowPrivateTargets: false, retryDelaysMs: [] } } });
   try {
     const url = `http://hooks.example.test:${receiver.port}/hook`;
     const a = await allowed.connectedSandbox();
@@ -54,7 +52,7 @@ test('a host name is resolved through the injected resolver and refused when it 
     t.is(req!.headers.host, `hooks.example.test:${receiver.port}`);
 
     const b = await refused.connectedSandbox();
-    await refused.daemon.deps.instances.setWebhook(b.id, { url, secret: null, events: ['message.received'] });
+    await refused.core.instances.setWebhook(b.id, { url, secret: null, events: ['message.received'] });
     await inbound(refused, b, '+15551234567', 'refused');
     const [r] = await waitForOutbox(refused.dataDir, b.id, (x) => x[0]?.status === 'failed');
     t.regex(r!.lastError ?? '', /hooks\.example\.test resolves to a loopback\/private address \(127\.0\.0\.1\)/);
@@ -71,10 +69,10 @@ test('DNS rebinding between the check and the connect is refused by the connecti
   let calls = 0;
   // Public for the policy check, loopback for the connect.
   const resolver = async () => (++calls === 1 ? ['93.184.216.34'] : ['127.0.0.1']);
-  const d = await startTestDaemon({ plugins: [createWebhookPlugin({ resolver })], config: { webhooks: { allowPrivateTargets: false, retryDelaysMs: [] } } });
+  const d = await startTestDaemon({ webhooks: { resolver }, config: { webhooks: { allowPrivateTargets: false, retryDelaysMs: [] } } });
   try {
     const inst = await d.connectedSandbox();
-    await d.daemon.deps.instances.setWebhook(inst.id, { url: `http://rebind.example.test:${receiver.port}/hook`, secret: null, events: ['message.received'] });
+    await d.core.instances.setWebhook(inst.id, { url: `http://rebind.example.test:${receiver.port}/hook`, secret: null, events: ['message.received'] });
     await inbound(d, inst, '+15551234567', 'rebind');
     const [r] = await waitForOutbox(d.dataDir, inst.id, (x) => x[0]?.status === 'failed');
     t.true(calls >= 2);
