@@ -518,7 +518,8 @@ export class BaileysConnection implements Connection {
     if (to !== 'qr_code_generated') this.currentQr = null;
     if (from === to) return;
     this.currentStatus = to;
-    this.log.info({ from, to, reason }, 'status changed');
+    // The status reporter logs each public change once (info); this one is for tracing the socket.
+    this.log.debug({ from, to, reason }, 'connection status changed');
     const change: StatusChange = { from, to, reason };
     try {
       this.hooks.onStatus(change);
