@@ -65,7 +65,23 @@ function errorResponses(codes: readonly ErrorCode[]): Json {
       ...(status === 429 ? { headers: { 'Retry-After': { $ref: '#/components/headers/Retry-After' } } } : {}),
       content: {
         'application/json': {
-          schema: { allOf: [{ $ref: '#/components/schemas/Error' }, { type: 'object', properties: { error: { type: 'object', properties: { code: { enum: shown } } } } }] },
+          // The Error schema with `code` narrowed to this status' codes (one closed object, so
+          // validators and linters agree on what an example may hold).
+          schema: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['success', 'error'],
+            description: 'Every error answer.',
+            properties: {
+              success: { const: false, type: 'boolean' },
+              error: {
+                type: 'object',
+                additionalProperties: false,
+                required: ['code', 'message'],
+                properties: { code: { type: 'string', enum: shown }, message: { type: 'string' }, node: { type: 'string', description: 'The flow node at fault (flow validation errors).' } },
+              },
+            },
+          },
           example: { success: false, error: { code: shown[0], message: 'human-readable reason' } },
         },
       },
@@ -145,6 +161,8 @@ function webhooks(): Json {
         summary: `${type}, POSTed to the instance's webhook URL (and streamed by GET /api/{id}/events)`,
         description: 'Standard Webhooks. Any 2xx acknowledges; anything else or a timeout is retried with backoff (webhooks.retryDelaysMs).',
         tags: ['events'],
+        // The gateway calls the receiver: no credential of ours is involved (deliveries are signed).
+        security: [],
         parameters: WEBHOOK_HEADERS,
         requestBody: { required: true, content: { 'application/json': { schema: plain(eventEnvelope(type)) } } },
         responses: { '200': { description: 'Acknowledged (any 2xx).' }, '400': { description: 'Refused (retried later).' } },
