@@ -1,7 +1,7 @@
 import test from 'ava';
-import { ManualClock } from '../../src/domain/clock.js';
+import { ManualClock, ManualTimers } from '../helpers/manual-time.js';
+import type { FlowsFeature } from '../../src/flows/feature.js';
 import type { GatewayEvent, HandoverEvent } from '../../src/events/types.js';
-import { createFlowsPlugin, type FlowsPlugin } from '../../src/flows/plugin.js';
 import { startTestDaemon, type TestDaemon, type TestDaemonOptions } from '../helpers/daemon.js';
 import { exampleFlow } from '../../src/flows/example.js';
 
@@ -11,7 +11,7 @@ const ANN = '+15551234567';
 
 interface Bot {
   d: TestDaemon;
-  plugin: FlowsPlugin;
+  flows: FlowsFeature;
   id: string;
   key: string;
   events: GatewayEvent[];
@@ -23,21 +23,20 @@ interface Bot {
 }
 
 async function startBot(options: TestDaemonOptions & { instance?: Record<string, unknown>; flow?: unknown } = {}): Promise<Bot> {
-  const plugin = createFlowsPlugin({ pollMs: 100 });
-  const d = await startTestDaemon({ ...options, plugins: [plugin] });
+  const d = await startTestDaemon(options);
   const { id, key } = await d.connectedSandbox(options.instance);
   const events: GatewayEvent[] = [];
-  d.daemon.deps.bus.register({ name: 'capture', handle: async (e) => void events.push(e) });
+  d.core.bus.register({ name: 'capture', handle: async (e) => void events.push(e) });
   const bot: Bot = {
     d,
-    plugin,
+    flows: d.flows,
     id,
     key,
     events,
     async say(message, from = ANN, name = 'Ann') {
       const res = await d.request('POST', `/api/${id}/sandbox/inbound`, { key, json: { from, message, name } });
       if (res.status !== 200) throw new Error(`inbound failed: ${res.status} ${JSON.stringify(res.body)}`);
-      await plugin.service!.idle();
+      await d.flows.idle();
     },
     async sent() {
       const res = await d.request('GET', `/api/${id}/sandbox/sent`, { key });
@@ -83,7 +82,7 @@ test('each chat has its own position and messages of one chat are handled in ord
       t.is(res.status, 200);
     }
     await bot.say('hey', '+15557654321', 'Bob');
-    await bot.plugin.service!.idle();
+    await bot.flows.idle();
     const res = await bot.d.request('GET', `/api/${bot.id}/sandbox/sent`, { key: bot.key });
     const mine = (res.body.messages as Array<{ phone: string; message: string }>).filter((m) => m.phone === ANN).map((m) => m.message);
     t.deepEqual(mine, [WELCOME, 'Mon-Fri 9-17.', WELCOME, 'Mon-Fri 9-17.']);
@@ -169,7 +168,7 @@ test('handover: text, conversation.handover event, silence, list, release by API
 
     const rel = await bot.d.request('POST', `/api/${bot.id}/handover/release`, { key: bot.key, json: { phone: ANN } });
     t.is(rel.status, 200);
-    t.deepEqual(rel.body, { success: true, instanceId: bot.id, phone: ANN, released: true });
+    t.deepEqual(rel.body, { success: true, instanceId: bot.id, chatId: '15551234567@s.whatsapp.net', phone: ANN, released: true });
     t.deepEqual((await bot.d.request('GET', `/api/${bot.id}/handovers`, { key: bot.key })).body.handovers, []);
     await bot.say('hi again');
     t.deepEqual((await bot.sent()).slice(2), [WELCOME]);
@@ -198,17 +197,17 @@ test('a handover times out after flows.handoverTimeoutMinutes (injected clock)',
   }
 });
 
-test('an expired handover is swept by the poll without any message', async (t) => {
+test('an expired handover is released on the daemon clock without any message', async (t) => {
   const clock = new ManualClock();
-  const bot = await startBot({ clock, config: { flows: { handoverTimeoutMinutes: 1 } }, flow: SUPPORT });
+  const timers = new ManualTimers(clock);
+  const bot = await startBot({ clock, timers, config: { flows: { handoverTimeoutMinutes: 1 } }, flow: SUPPORT });
   try {
     await bot.say('human');
     await bot.say('human');
     t.is((await bot.d.request('GET', `/api/${bot.id}/handovers`, { key: bot.key })).body.handovers.length, 1);
-    clock.advance(61_000);
-    const files = bot.plugin.service!.files;
+    timers.advance(61_000);
     const { waitFor } = await import('../helpers/daemon.js');
-    await waitFor(async () => Object.keys((await files.readHandovers(bot.id)).handovers).length === 0, 3000, 'sweep');
+    await waitFor(async () => (await bot.d.request('GET', `/api/${bot.id}/handovers`, { key: bot.key })).body.handovers.length === 0, 3000, 'expiry');
     t.pass();
   } finally {
     await bot.close();
@@ -223,8 +222,7 @@ test('no credits or no connection: the bot stays silent and keeps its place', as
     // The one credit is spent: the reply to "1" cannot be sent.
     await bot.say('1');
     t.deepEqual(await bot.sent(), [WELCOME]);
-    await bot.d.daemon.deps.credits.add(bot.id, 5);
-    bot.d.daemon.deps.ledger.invalidate(bot.id);
+    await bot.d.core.ledger.add(bot.id, 5);
     // Still waiting at the menu: "1" answers the menu instead of starting over.
     await bot.say('1');
     t.deepEqual(await bot.sent(), [WELCOME, 'Mon-Fri 9-17.']);
@@ -232,13 +230,13 @@ test('no credits or no connection: the bot stays silent and keeps its place', as
     await bot.say('hi');
     t.is((await bot.d.request('POST', `/api/${bot.id}/sandbox/disconnect`, { key: bot.key })).status, 200);
     // A disconnected sandbox cannot receive either, so drive the bus as the connection would.
-    await bot.d.daemon.deps.bus.publish({
+    await bot.d.core.bus.publish({
       type: 'message.received',
       instanceId: bot.id,
       timestamp: new Date().toISOString(),
-      data: { messageId: 'SBXTEST1', from: ANN, fromName: 'Ann', chatId: '15551234567@s.whatsapp.net', isGroup: false, type: 'text', text: '1', timestamp: new Date().toISOString() },
+      data: { messageId: 'SBXTEST1', sender: '15551234567@s.whatsapp.net', from: ANN, fromName: 'Ann', chatId: '15551234567@s.whatsapp.net', isGroup: false, type: 'text', text: '1', timestamp: new Date().toISOString() },
     });
-    await bot.plugin.service!.idle();
+    await bot.flows.idle();
     t.is((await bot.d.request('POST', `/api/${bot.id}/sandbox/scan`, { key: bot.key })).status, 200);
     t.deepEqual((await bot.sent()).slice(2), [WELCOME]);
     await bot.say('1');
@@ -251,13 +249,13 @@ test('no credits or no connection: the bot stays silent and keeps its place', as
 test('group messages are left to people', async (t) => {
   const bot = await startBot({ flow: SUPPORT });
   try {
-    await bot.d.daemon.deps.bus.publish({
+    await bot.d.core.bus.publish({
       type: 'message.received',
       instanceId: bot.id,
       timestamp: new Date().toISOString(),
-      data: { messageId: 'SBXTEST2', from: ANN, chatId: '120363000000000000@g.us', isGroup: true, type: 'text', text: 'hi', timestamp: new Date().toISOString() },
+      data: { messageId: 'SBXTEST2', sender: '15551234567@s.whatsapp.net', from: ANN, chatId: '120363000000000000@g.us', isGroup: true, type: 'text', text: 'hi', timestamp: new Date().toISOString() },
     });
-    await bot.plugin.service!.idle();
+    await bot.flows.idle();
     t.deepEqual(await bot.sent(), []);
   } finally {
     await bot.close();

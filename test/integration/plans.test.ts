@@ -1,5 +1,6 @@
 import test from 'ava';
-import { DAY_MS, ManualClock } from '../../src/domain/clock.js';
+import { DAY_MS } from '../../src/domain/clock.js';
+import { ManualClock } from '../helpers/manual-time.js';
 import { runCli } from '../helpers/cli.js';
 import { startTestDaemon } from '../helpers/daemon.js';
 

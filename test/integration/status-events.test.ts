@@ -1,23 +1,28 @@
 import test from 'ava';
-import { DAY_MS, ManualClock } from '../../src/domain/clock.js';
-import { createWebhookPlugin } from '../../src/webhooks/plugin.js';
+import { DAY_MS } from '../../src/domain/clock.js';
+import { ManualClock, ManualTimers } from '../helpers/manual-time.js';
 import { runCli } from '../helpers/cli.js';
 import { startTestDaemon, waitFor } from '../helpers/daemon.js';
 import { setWebhook, startReceiver } from '../helpers/receiver.js';
 
 test('instance.status follows the connection and the plan: requires_premium and back', async (t) => {
   const clock = new ManualClock(Date.now());
+  // Premium expiry is a timer on the daemon clock.
+  const timers = new ManualTimers(clock);
   const receiver = await startReceiver();
-  const d = await startTestDaemon({ clock, plugins: [createWebhookPlugin()] });
+  const d = await startTestDaemon({ clock, timers });
   try {
     const inst = await d.createInstance({ sandbox: true });
     await setWebhook(d, inst, receiver.url, { events: ['instance.status'] });
-    await waitFor(async () => (await d.request('GET', `/api/${inst.id}/status`, { key: inst.key })).body.status === 'qr_code_generated', 2000, 'qr');
+    await waitFor(async () => {
+      timers.advance(100);
+      return (await d.request('GET', `/api/${inst.id}/status`, { key: inst.key })).body.status === 'qr_code_generated';
+    }, 2000, 'qr');
     await d.request('POST', `/api/${inst.id}/sandbox/scan`, { key: inst.key });
     const statuses = () => receiver.requests.map((r) => `${String(r.json.data.from)}>${String(r.json.data.to)}`);
     await waitFor(() => statuses().includes('qr_code_generated>connected'), 3000, 'connected event');
 
-    clock.advance(31 * DAY_MS);
+    timers.advance(31 * DAY_MS);
     await waitFor(() => statuses().includes('connected>requires_premium'), 5000, `requires_premium event; ${statuses().join(' ')}`);
     const lapsed = receiver.requests.find((r) => r.json.data.to === 'requires_premium');
     t.is(lapsed?.json.data.reason, 'premium expired and no credits remain');
