@@ -3,7 +3,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createFlowsPlugin, type FlowsPlugin } from '../../src/flows/plugin.js';
+import type { FlowsFeature } from '../../src/flows/feature.js';
 import { runCli } from '../helpers/cli.js';
 import { prepareDataDir, startTestDaemon, tempDir, waitFor, type TestDaemon } from '../helpers/daemon.js';
 
@@ -14,7 +14,7 @@ const ANN = '+15551234567';
 
 interface Setup {
   d: TestDaemon;
-  plugin: FlowsPlugin;
+  plugin: FlowsFeature;
   dataDir: string;
   id: string;
   key: string;
@@ -27,8 +27,8 @@ interface Setup {
 async function setup(): Promise<Setup> {
   const dataDir = await tempDir();
   const secret = await prepareDataDir(dataDir, { webhooks: { allowPrivateTargets: true } });
-  const plugin = createFlowsPlugin({ pollMs: 100 });
-  const d = await startTestDaemon({ dataDir, plugins: [plugin] });
+  const d = await startTestDaemon({ dataDir });
+  const plugin = d.flows;
   const created = await d.request('POST', '/api/instances/create', { secret, json: { sandbox: true } });
   const id = created.body.instanceId as string;
   const key = created.body.apiKey as string;
@@ -43,7 +43,7 @@ async function setup(): Promise<Setup> {
     async say(message) {
       const res = await d.request('POST', `/api/${id}/sandbox/inbound`, { key, json: { from: ANN, message, name: 'Ann' } });
       if (res.status !== 200) throw new Error(`inbound ${res.status}`);
-      await plugin.service!.idle();
+      await plugin.idle();
     },
     async sent() {
       return ((await d.request('GET', `/api/${id}/sandbox/sent`, { key })).body.messages as Array<{ message: string }>).map((m) => m.message);
@@ -150,7 +150,7 @@ test('handover list and release from the CLI unmute the chat in the running daem
     t.regex((await s.sent())[2] ?? '', /^Hi Ann! Reply with a number/);
 
     const twice = await s.cli('handover', 'release', s.id, ANN);
-    t.is(twice.code, 1);
+    t.is(twice.code, 4, "404 NOT_FOUND: exit 4, as the error table says");
     t.regex(twice.stderr, /no open handover/);
     t.deepEqual(JSON.parse((await s.cli('--json', 'handover', 'list', s.id)).stdout).handovers, []);
   } finally {

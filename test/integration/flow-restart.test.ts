@@ -1,14 +1,13 @@
 import test from 'ava';
 import { rm } from 'node:fs/promises';
-import { createFlowsPlugin } from '../../src/flows/plugin.js';
 import { prepareDataDir, startTestDaemon, tempDir, waitFor, type TestDaemon } from '../helpers/daemon.js';
 import { exampleFlow } from '../../src/flows/example.js';
 
 const SUPPORT = exampleFlow();
 
 async function boot(dataDir: string) {
-  const plugin = createFlowsPlugin({ pollMs: 100 });
-  const d = await startTestDaemon({ dataDir, plugins: [plugin] });
+  const d = await startTestDaemon({ dataDir });
+  const plugin = d.flows;
   return { d, plugin };
 }
 
@@ -29,7 +28,7 @@ test('a conversation and an open handover survive a daemon restart', async (t) =
       t.is((await d.request('PUT', `/api/${id}/flow`, { key, json: SUPPORT })).status, 200);
       const say = async (from: string, message: string) => {
         t.is((await d.request('POST', `/api/${id}/sandbox/inbound`, { key, json: { from, message, name: 'Ann' } })).status, 200);
-        await plugin.service!.idle();
+        await plugin.idle();
       };
       await say('+15551111111', 'hi'); // waits at the menu
       await say('+15552222222', 'hi');
