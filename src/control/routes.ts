@@ -1,6 +1,7 @@
 import { PassThrough } from 'node:stream';
 import Type from 'typebox';
 import type { Core } from '../core/core.js';
+import { GatewayError } from '../domain/errors.js';
 import { defineRoute, type RouteDef } from '../http/route.js';
 import { Phone, closed } from '../schemas/common.js';
 import { encodeLine } from './pair-protocol.js';
@@ -45,10 +46,13 @@ export function controlRoutes(core: Core): RouteDef[] {
       tags: ['control'],
       body: PairInput,
       response: { description: 'A stream of pair replies.', contentType: 'application/x-ndjson' },
-      errors: ['NOT_FOUND'],
+      errors: ['NOT_FOUND', 'INVALID_FIELD'],
       async handle({ koa, params, body }) {
         // A control route: the caller is trusted, and `:id` is looked up here (404 when unknown).
         const instance = core.instances.require(params.id!);
+        if (body.phone !== undefined && instance.sandbox) {
+          throw new GatewayError('INVALID_FIELD', 'phone: pairing by code needs a WhatsApp instance; a sandbox instance pairs with POST /api/{id}/sandbox/scan');
+        }
         const entry = await core.manager.open(instance);
         const stream = new PassThrough();
         const session = runPairSession(

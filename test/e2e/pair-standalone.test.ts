@@ -2,7 +2,7 @@ import test from 'ava';
 import { spawn } from 'node:child_process';
 import { createServer, type Server, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { runningDaemon } from '../../src/daemon/daemon-lock.js';
+import { dataDirHolder } from '../../src/daemon/data-dir-lock.js';
 import { GATEWAY_BIN, runCli } from '../helpers/cli.js';
 import { prepareDataDir, tempDir, waitFor, type ConfigPatch } from '../helpers/daemon.js';
 
@@ -22,7 +22,7 @@ test('without a daemon, pair refuses a sandbox instance and says why', async (t)
   t.regex(r.stderr, /^gateway: inst_\S+ is a sandbox instance and no daemon is running: nothing would scan its QR\. Start the daemon \(gateway start\)/);
   t.is(r.stderr.trim().split('\n').length, 1, 'one line');
   t.is(r.stdout, '');
-  t.is(await runningDaemon(dataDir), null, 'the data dir is left unlocked');
+  t.is(dataDirHolder(dataDir), null, 'the data dir is left unlocked');
 });
 
 test('without a daemon, an unknown instance exits 4 and a bad --phone exits 2', async (t) => {
@@ -62,10 +62,10 @@ test('without a daemon, pair opens the connection itself, holds the data dir mea
     try {
       await waitFor(() => /pairing inst_\S+ directly/.test(out), 15_000, `the standalone banner; ${out} ${err}`);
       await waitFor(() => silent.sockets.size > 0, 15_000, 'Baileys connecting to the configured socket URL');
-      t.not(await runningDaemon(dataDir), null, 'a daemon cannot start while pair holds the connection');
+      t.is(dataDirHolder(dataDir)?.kind, 'pair', 'pair holds the data dir');
       const start = await runCli(['start', '--port', '0'], { dataDir });
-      t.is(start.code, 1);
-      t.regex(start.stderr, /already running/);
+      t.is(start.code, 3, 'STORE_LOCKED');
+      t.regex(start.stderr, /`gateway pair`.*is pairing on this data dir/);
       t.is(await exited, 1);
       t.regex(err, /gateway: timed out after 3 s/);
       t.regex(out, /status: initializing/);
@@ -73,7 +73,7 @@ test('without a daemon, pair opens the connection itself, holds the data dir mea
     } finally {
       child.kill('SIGKILL');
     }
-    t.is(await runningDaemon(dataDir), null, 'the lock is released on the way out');
+    t.is(dataDirHolder(dataDir), null, 'the lock is released on the way out');
   } finally {
     for (const s of silent.sockets) s.destroy();
     silent.server.close();
@@ -89,5 +89,5 @@ test('without a daemon, a connection that gives up ends pair with exit 1 and the
   const r = await runCli(['pair', id], { dataDir });
   t.is(r.code, 1, r.stderr);
   t.regex(r.stderr, /gateway: pairing stopped: gave up after 1 failed reconnects/);
-  t.is(await runningDaemon(dataDir), null);
+  t.is(dataDirHolder(dataDir), null);
 });

@@ -1,4 +1,4 @@
-import type { Connection, ConnectionFactory, ConnectionHooks, LogoutOutcome, Outgoing } from '../../src/connection/types.js';
+import type { Connection, ConnectionFactory, ConnectionHooks, GroupInfo, GroupSummary, LogoutOutcome, MessageRef, NumberCheck, Outgoing } from '../../src/connection/types.js';
 import { GatewayError } from '../../src/domain/errors.js';
 import type { ConnectionStatus } from '../../src/domain/types.js';
 
@@ -39,7 +39,44 @@ export class FakeConnection implements Connection {
       throw new Error('socket closed while sending');
     }
     this.sent.push(message);
-    return { messageId: `FAKE${this.sent.length}` };
+    return { messageId: message.id };
+  }
+  /** What the instance did besides sending, in order. */
+  readonly actions: Array<{ action: string; target?: MessageRef; value?: string }> = [];
+  private ready(): void {
+    if (this.status !== 'connected') throw new GatewayError('CONNECTION_NOT_READY', 'not connected');
+  }
+  async react(target: MessageRef, emoji: string): Promise<void> {
+    this.ready();
+    this.actions.push({ action: 'react', target, value: emoji });
+  }
+  async edit(target: MessageRef, text: string): Promise<void> {
+    this.ready();
+    this.actions.push({ action: 'edit', target, value: text });
+  }
+  async remove(target: MessageRef): Promise<void> {
+    this.ready();
+    this.actions.push({ action: 'delete', target });
+  }
+  async markRead(targets: MessageRef[]): Promise<void> {
+    this.ready();
+    for (const target of targets) this.actions.push({ action: 'read', target });
+  }
+  async presence(chatId: string, state: 'typing' | 'paused'): Promise<void> {
+    this.ready();
+    this.actions.push({ action: 'presence', value: `${chatId} ${state}` });
+  }
+  async checkNumbers(phones: string[]): Promise<NumberCheck[]> {
+    this.ready();
+    return phones.map((phone) => ({ phone, exists: true, chatId: `${phone.slice(1)}@s.whatsapp.net` }));
+  }
+  async groups(): Promise<GroupSummary[]> {
+    this.ready();
+    return [];
+  }
+  async group(): Promise<GroupInfo | null> {
+    this.ready();
+    return null;
   }
 }
 
