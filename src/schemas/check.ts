@@ -84,6 +84,17 @@ function describe(e: RawError): string {
   }
 }
 
+/** Whether the schema at `instancePath` ("/contacts/0/phone") is an E.164 phone. */
+function isPhoneField(schema: TSchema, instancePath: string): boolean {
+  let at: unknown = schema;
+  for (const segment of instancePath.split('/').slice(1)) {
+    const node = at as { properties?: Record<string, unknown>; items?: unknown } | undefined;
+    if (!node) return false;
+    at = /^[0-9]+$/.test(segment) && node.items !== undefined ? node.items : node.properties?.[segment.replace(/~1/g, '/').replace(/~0/g, '~')];
+  }
+  return (at as { pattern?: unknown } | undefined)?.pattern === E164_PATTERN;
+}
+
 /**
  * Every problem of `value` against `schema`, most useful first: missing fields, then bad phones,
  * then the rest; one issue per path (the union branches' noise is dropped).
@@ -111,6 +122,9 @@ export function issues(schema: TSchema, value: unknown): Issue[] {
       add({ path: at, code: 'INVALID_FIELD', message: 'is not one of the allowed shapes' });
     } else if (e.keyword === 'pattern' && e.params.pattern === E164_PATTERN) {
       add({ path: at, code: 'INVALID_PHONE', message: describe(e) });
+    } else if (e.keyword === 'type' && isPhoneField(schema, e.instancePath)) {
+      // A phone given as a number (15551234567) is a bad phone, not some other field.
+      add({ path: at, code: 'INVALID_PHONE', message: 'must be E.164: "+" then 7 to 15 digits, the first not 0' });
     } else {
       add({ path: at, code: 'INVALID_FIELD', message: describe(e) });
     }
@@ -130,6 +144,10 @@ export function issueText(issue: Issue): string {
  * INVALID_PHONE or INVALID_FIELD for the most useful issue (the message lists up to three).
  */
 export function parseInput<T extends TSchema>(schema: T, value: unknown): Static<T> {
+  // A body that is not a JSON object at all (an array, a string, a number) is not "a field".
+  if ((schema as { type?: unknown }).type === 'object' && value !== undefined && (typeof value !== 'object' || value === null || Array.isArray(value))) {
+    throw new GatewayError('INVALID_JSON', 'the body must be a JSON object');
+  }
   const found = issues(schema, value);
   if (found.length === 0) return value as Static<T>;
   const first = found[0]!;

@@ -22,8 +22,9 @@ export class FakeConnection implements Connection {
     this.hooks.onStatus({ from, to });
     if (qr) this.hooks.onQr(qr);
   }
+  /** Like the real connections: starting a running connection changes nothing. */
   start(): void {
-    this.set('initializing');
+    if (this.status === 'disconnected') this.set('initializing');
   }
   async stop(): Promise<void> {
     this.set('disconnected');
