@@ -1,7 +1,6 @@
 import test from 'ava';
 import { readFile } from 'node:fs/promises';
-import { defaultConfig } from '../../src/config/schema.js';
-import { validateConfig } from '../../src/config/validate.js';
+import { defaultConfig, validateConfig } from '../../src/config/validate.js';
 
 test('config/config.example.json is valid and shows every default', async (t) => {
   const example = JSON.parse(await readFile(new URL('../../config/config.example.json', import.meta.url), 'utf8'));
