@@ -72,9 +72,19 @@ export class InstanceStore {
 
   /** Reads the file; a corrupt one throws STORE_CORRUPT and is left untouched. */
   async load(): Promise<InstancesDoc> {
-    this.db.data = normalise((await this.adapter.read()) ?? emptyDoc());
+    try {
+      this.db.data = normalise((await this.adapter.read()) ?? emptyDoc());
+      this.loadError = null;
+    } catch (err) {
+      // Never write over a file that could not be read: every write fails with the same error.
+      this.loadError = err;
+      throw err;
+    }
     return this.db.data;
   }
+
+  /** Why the last load failed (a write would replace a file nobody read). */
+  private loadError: unknown = null;
 
   get data(): InstancesDoc {
     return this.db.data;
@@ -92,6 +102,7 @@ export class InstanceStore {
   /** Read-modify-write on a copy; `fn` may throw to abort without writing. */
   async update<R>(fn: (doc: InstancesDoc) => R | Promise<R>): Promise<R> {
     return this.serial(async () => {
+      if (this.loadError !== null) throw this.loadError;
       const doc = copy(this.db.data);
       const result = await fn(doc);
       try {

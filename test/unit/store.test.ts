@@ -1,10 +1,11 @@
 import test from 'ava';
 import { readFile, readdir, stat, writeFile, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ManualClock, DAY_MS } from '../../src/domain/clock.js';
+import { DAY_MS } from '../../src/domain/clock.js';
+import { GatewayError } from '../../src/domain/errors.js';
+import { ManualClock } from '../helpers/manual-time.js';
 import { CreditStore } from '../../src/store/credits.js';
 import { InstanceStore } from '../../src/store/instances.js';
-import { CorruptStoreError } from '../../src/store/json-file.js';
 import { writeFileAtomic } from '../../src/store/atomic-write.js';
 import { hashSecret, verifySecret, generateApiKey } from '../../src/store/secrets.js';
 import { tempDir } from '../helpers/daemon.js';
@@ -43,23 +44,23 @@ test('a corrupt instances.json is refused and left untouched', async (t) => {
   const file = join(dir, 'instances.json');
   await writeFile(file, '{"version":1,"instances":{', { mode: 0o600 });
   const store = new InstanceStore(dir, new ManualClock());
-  const err = await t.throwsAsync(store.load(), { instanceOf: CorruptStoreError });
+  const err = await t.throwsAsync(store.load(), { instanceOf: GatewayError, message: /corrupt/ });
   t.regex(err.message, /instances\.json/);
-  await t.throwsAsync(store.create({}), { instanceOf: CorruptStoreError });
+  await t.throwsAsync(store.create({}), { instanceOf: GatewayError, message: /corrupt/ });
   t.is(await readFile(file, 'utf8'), '{"version":1,"instances":{');
 });
 
 test('a store file of the wrong shape is refused too', async (t) => {
   const dir = await tempDir();
   await writeFile(join(dir, 'instances.json'), '[1,2,3]');
-  await t.throwsAsync(new InstanceStore(dir, new ManualClock()).load(), { instanceOf: CorruptStoreError });
+  await t.throwsAsync(new InstanceStore(dir, new ManualClock()).load(), { instanceOf: GatewayError, message: /corrupt/ });
 });
 
-test('concurrent updates in one process never lose a write', async (t) => {
+test('concurrent creates on the one store (the single writer) never lose a write', async (t) => {
   const dir = await tempDir();
-  const stores = Array.from({ length: 4 }, () => new InstanceStore(dir, new ManualClock()));
-  await Promise.all(stores.map((s) => s.load()));
-  await Promise.all(Array.from({ length: 20 }, (_, i) => stores[i % 4]!.create({ name: `n${i}` })));
+  const store = new InstanceStore(dir, new ManualClock());
+  await store.load();
+  await Promise.all(Array.from({ length: 20 }, (_, i) => store.create({ name: `n${i}` })));
   const check = new InstanceStore(dir, new ManualClock());
   await check.load();
   t.is(check.list().length, 20);
@@ -74,16 +75,38 @@ test('ids like __proto__ are plain unknown keys', async (t) => {
   await t.throwsAsync(store.modify('__proto__', () => undefined), { message: /no instance/ });
 });
 
-test('credits: add and debit never go below zero', async (t) => {
+test('credits: a journal replays its batches, ignores a torn last line and refuses a corrupt one', async (t) => {
   const dir = await tempDir();
   const credits = new CreditStore(dir);
   await mkdir(join(dir, 'credits'), { recursive: true });
   t.is((await credits.read('inst_abcdefgh')).balance, 0);
-  await credits.add('inst_abcdefgh', 3);
-  const r = await credits.debit('inst_abcdefgh', 5);
-  t.is(r.debited, 3);
-  t.is(r.doc.balance, 0);
-  t.is(r.doc.spent, 3);
+  const file = credits.journalFile('inst_abcdefgh');
+  await writeFile(file, '{"add":5}\n{"hold":["a","b"]}\n{"commit":["a"]}\n{"release":["b"]}\n{"commit":["b"]}\n{"add":');
+  const loaded = credits.loadSync('inst_abcdefgh');
+  t.is(loaded.state.balance, 4, 'one hold committed; the released one is not charged even if committed later');
+  t.is(loaded.state.spent, 1);
+  t.is(loaded.state.held.size, 0);
+  t.is(loaded.lines, 5, 'the torn last line was never acknowledged: ignored');
+  await writeFile(file, '{"add":5}\n{"nope":1}\n');
+  t.throws(() => credits.loadSync('inst_abcdefgh'), { instanceOf: GatewayError, message: /corrupt/ });
+});
+
+test('credits: the JSON file of earlier versions is read, and migrated by a restart of the journal', async (t) => {
+  const dir = await tempDir();
+  const credits = new CreditStore(dir);
+  await mkdir(join(dir, 'credits'), { recursive: true });
+  await writeFile(join(dir, 'credits', 'inst_legacy123.json'), JSON.stringify({ balance: 7, spent: 2, held: { h1: 1 } }));
+  const loaded = credits.loadSync('inst_legacy123');
+  t.true(loaded.legacy);
+  t.is(loaded.state.balance, 7);
+  t.deepEqual([...loaded.state.held], ['h1']);
+  const journal = await credits.openJournal('inst_legacy123', loaded.state, true);
+  await journal.close();
+  t.deepEqual(await readdir(join(dir, 'credits')), ['inst_legacy123.jsonl']);
+  const again = credits.loadSync('inst_legacy123');
+  t.false(again.legacy);
+  t.is(again.state.balance, 7);
+  t.is(again.state.spent, 2);
 });
 
 test('premium grant extends from the current end while premium', async (t) => {
@@ -109,25 +132,17 @@ test('verifySecret compares hashes and refuses empty or missing values', (t) => 
   t.false(verifySecret(key, undefined));
 });
 
-test('reloads racing creates never drop a created instance', async (t) => {
+test('creates that wait inside their write (as provisioning does) never drop one another', async (t) => {
   const dir = await tempDir();
   const store = new InstanceStore(dir, new ManualClock());
   await store.load();
-  const credits = new CreditStore(dir);
-  let stop = false;
-  // The daemon reloads on every change it sees; here, as fast as it can.
-  const reloader = (async () => {
-    while (!stop) await store.load();
-  })();
   const created = await Promise.all(
     Array.from({ length: 30 }, () =>
-      store.create({}, async (id) => {
-        await credits.add(id, 1); // the create waits inside its write, as provisioning does
+      store.create({}, async () => {
+        await new Promise((r) => setTimeout(r, Math.random() * 5));
       }),
     ),
   );
-  stop = true;
-  await reloader;
   const check = new InstanceStore(dir, new ManualClock());
   await check.load();
   for (const c of created) t.truthy(check.get(c.record.id), `${c.record.id} is on disk`);
