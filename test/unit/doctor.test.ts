@@ -3,8 +3,8 @@ import { chmod, mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import test from 'ava';
 import { loadConfig, saveConfig } from '../../src/config/load.js';
-import { compareVersions } from '../../src/ops/doctor/node-version.js';
-import { runDoctor, formatReport, type DoctorReport } from '../../src/ops/doctor/index.js';
+import { compareVersions } from '../../src/doctor/node-version.js';
+import { runDoctor, formatReport, type DoctorReport } from '../../src/doctor/index.js';
 import { prepareDataDir, startTestDaemon, tempDir } from '../helpers/daemon.js';
 
 function listen(host = '127.0.0.1'): Promise<{ server: Server; port: number }> {
@@ -29,16 +29,23 @@ async function freePort(): Promise<number> {
   return port;
 }
 
+/** Stands in for WhatsApp's server in the reachability check (a TCP listener on loopback). */
+let whatsappStandIn: Promise<{ server: Server; port: number }> | null = null;
+
 /** An initialised data dir on a free port with one instance and a credit file. */
 async function goodDir(): Promise<string> {
   const dir = join(await scratch(), 'data');
-  await prepareDataDir(dir, { port: await freePort() });
+  whatsappStandIn ??= listen().then((l) => {
+    l.server.unref(); // never keeps the test process alive
+    return l;
+  });
+  const { port: waPort } = await whatsappStandIn;
+  await prepareDataDir(dir, { port: await freePort(), baileys: { webSocketUrl: `ws://127.0.0.1:${waPort}/ws/chat` } });
   const d = await startTestDaemon({ dataDir: dir });
   try {
-    // startTestDaemon with its own dataDir has no secret: provision through the store directly.
-    await d.daemon.deps.instances.create({ sandbox: true }, async (id) => {
-      await d.daemon.deps.credits.add(id, 3);
-    });
+    // startTestDaemon with its own dataDir has no secret: provision through the core directly.
+    const { record } = await d.core.instances.create({ sandbox: true });
+    await d.core.ledger.add(record.id, 3);
   } finally {
     await d.close();
   }
@@ -62,6 +69,7 @@ test('a healthy data dir passes every check', async (t) => {
     ['config', 'ok'],
     ['store', 'ok'],
     ['port', 'ok'],
+    ['whatsapp', 'ok'],
   ]);
   t.regex(check(report, 'store').message, /1 credit file\(s\) load \(1 instance\(s\)\)/);
 });
@@ -135,7 +143,7 @@ test('an invalid config fails with the key named and skips the port check', asyn
   await writeFile(join(dir, 'config.json'), JSON.stringify({ ...config, port: 'eighty', bogus: 1 }), { mode: 0o600 });
   const report = await runDoctor(dir);
   t.false(report.ok);
-  t.regex(check(report, 'config').message, /port: expected an integer/);
+  t.regex(check(report, 'config').message, /port: expected a whole number/);
   t.regex(check(report, 'config').message, /bogus: unknown key/);
   t.is(check(report, 'port').status, 'skip');
 });
