@@ -68,7 +68,7 @@ test('media messages are typed', async (t) => {
   await waitFor(() => h.inbound.length >= 5, 'five messages');
   t.deepEqual(
     h.inbound.map((m) => m.type),
-    ['image', 'video', 'audio', 'document', 'other'],
+    ['image', 'video', 'audio', 'document', 'sticker'],
   );
   t.is(h.inbound[0]?.caption, 'pic');
   await h.cleanup();
@@ -125,35 +125,34 @@ test('a failing onMessage neither crashes nor swallows a later copy of the messa
 
 test('send() refuses with CONNECTION_NOT_READY unless connected', async (t) => {
   const h = await makeHarness();
-  const err = await t.throwsAsync(h.conn.send({ kind: 'text', phone: '+15551234567', text: 'hi' }), { instanceOf: GatewayError });
+  const err = await t.throwsAsync(h.conn.send({ kind: 'text', id: 'GW0001', to: '15551234567@s.whatsapp.net', text: 'hi' }), { instanceOf: GatewayError });
   t.is(err?.code, 'CONNECTION_NOT_READY');
   t.is(err?.status, 503);
   h.conn.start();
   (await h.socket(1)).qr('Q');
-  await t.throwsAsync(h.conn.send({ kind: 'text', phone: '+15551234567', text: 'hi' }), { instanceOf: GatewayError, message: /qr_code_generated/ });
+  await t.throwsAsync(h.conn.send({ kind: 'text', id: 'GW0001', to: '15551234567@s.whatsapp.net', text: 'hi' }), { instanceOf: GatewayError, message: /qr_code_generated/ });
   await h.cleanup();
 });
 
-test('send() text: E.164 to JID, returns the id, and getMessage can answer for it', async (t) => {
+test('send() text: to the chat id, with the id the gateway chose, and getMessage can answer for it', async (t) => {
   const { h, sock } = await connected();
-  const { messageId } = await h.conn.send({ kind: 'text', phone: '+15551234567', text: 'hello' });
-  t.is(messageId, 'SENT1');
+  const { messageId } = await h.conn.send({ kind: 'text', id: '3EB0GATEWAY01', to: '15551234567@s.whatsapp.net', text: 'hello' });
+  t.is(messageId, '3EB0GATEWAY01', 'the gateway picks message ids before sending');
   t.deepEqual(sock.sent[0], { jid: '15551234567@s.whatsapp.net', content: { text: 'hello' } });
   const getMessage = sock.config.getMessage;
   t.truthy(getMessage);
-  t.deepEqual(await getMessage?.({ id: 'SENT1', remoteJid: '15551234567@s.whatsapp.net', fromMe: true }), { conversation: 'hello' });
+  t.deepEqual(await getMessage?.({ id: '3EB0GATEWAY01', remoteJid: '15551234567@s.whatsapp.net', fromMe: true }), { conversation: 'hello' });
   t.is(await getMessage?.({ id: 'unknown' }), undefined);
-  await t.throwsAsync(h.conn.send({ kind: 'text', phone: '15551234567', text: 'x' }), { instanceOf: GatewayError, message: /E\.164/ });
   await h.cleanup();
 });
 
 test('send() media passes the file by path (streamed by Baileys) with mimetype, name and caption', async (t) => {
   const { h, sock } = await connected();
-  const base = { kind: 'media', phone: '+15551234567', path: '/tmp/upload-1', fileName: 'f.bin' } as const;
-  await h.conn.send({ ...base, mediaType: 'image', mimetype: 'image/png', caption: 'look' });
-  await h.conn.send({ ...base, mediaType: 'video', mimetype: 'video/mp4' });
-  await h.conn.send({ ...base, mediaType: 'audio', mimetype: 'audio/mpeg', caption: 'dropped' });
-  await h.conn.send({ ...base, mediaType: 'document', mimetype: 'application/pdf', fileName: 'invoice.pdf', caption: 'Q1' });
+  const base = { kind: 'media', to: '15551234567@s.whatsapp.net', path: '/tmp/upload-1', fileName: 'f.bin' } as const;
+  await h.conn.send({ ...base, id: 'M1', mediaType: 'image', mimetype: 'image/png', caption: 'look' });
+  await h.conn.send({ ...base, id: 'M2', mediaType: 'video', mimetype: 'video/mp4' });
+  await h.conn.send({ ...base, id: 'M3', mediaType: 'audio', mimetype: 'audio/mpeg', caption: 'dropped' });
+  await h.conn.send({ ...base, id: 'M4', mediaType: 'document', mimetype: 'application/pdf', fileName: 'invoice.pdf', caption: 'Q1' });
   t.deepEqual(
     sock.sent.map((s) => s.content),
     [
@@ -169,7 +168,7 @@ test('send() media passes the file by path (streamed by Baileys) with mimetype, 
 test('a send racing a close becomes CONNECTION_NOT_READY', async (t) => {
   const { h, sock } = await connected();
   sock.ended = true; // closed underneath, close event not yet delivered
-  const err = await t.throwsAsync(h.conn.send({ kind: 'text', phone: '+15551234567', text: 'hi' }), { instanceOf: GatewayError });
+  const err = await t.throwsAsync(h.conn.send({ kind: 'text', id: 'GW0001', to: '15551234567@s.whatsapp.net', text: 'hi' }), { instanceOf: GatewayError });
   t.is(err?.code, 'CONNECTION_NOT_READY');
   await h.cleanup();
 });
@@ -180,8 +179,8 @@ test('sendPresence is best effort and only while connected', async (t) => {
   h.conn.start();
   const sock = await h.socket(1);
   sock.open();
-  await h.conn.sendPresence('+15551234567', 'composing');
-  await h.conn.sendPresence('+15551234567', 'paused');
+  await h.conn.sendPresence('15551234567@s.whatsapp.net', 'composing');
+  await h.conn.sendPresence('15551234567@s.whatsapp.net', 'paused');
   t.deepEqual(sock.presence, [
     { type: 'composing', jid: '15551234567@s.whatsapp.net' },
     { type: 'paused', jid: '15551234567@s.whatsapp.net' },

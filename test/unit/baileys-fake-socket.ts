@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { makeEventBuffer, type AnyMessageContent, type UserFacingSocketConfig, type WAMessage, type WAPresence } from '@whiskeysockets/baileys';
 import { pino } from 'pino';
 import { BaileysConnection, type BaileysSettings, type SocketLike } from '../../src/connection/baileys/connection.js';
-import type { StatusChange } from '../../src/connection/types.js';
+import type { MessageUpdate, StatusChange } from '../../src/connection/types.js';
 import type { InboundMessage } from '../../src/domain/types.js';
 
 export const silent = pino({ level: 'silent' });
@@ -48,10 +48,11 @@ export class FakeSocket implements SocketLike {
     return this.config.auth.creds.me;
   }
 
-  sendMessage: SocketLike['sendMessage'] = async (jid, content) => {
+  sendMessage: SocketLike['sendMessage'] = async (jid, content, options) => {
     if (this.ended) throw boom(428, 'Connection Closed');
     this.sent.push({ jid, content });
-    const id = `SENT${this.nextId++}`;
+    // Like Baileys: the caller's messageId becomes the key id; otherwise one is generated.
+    const id = options?.messageId ?? `SENT${this.nextId++}`;
     const message: WAMessage = {
       key: { remoteJid: jid, fromMe: true, id },
       message: 'text' in content ? { conversation: content.text } : { documentMessage: { fileName: 'x' } },
@@ -81,6 +82,29 @@ export class FakeSocket implements SocketLike {
     this.pairingRequests.push(phone);
     this.ev.emit('creds.update', { me: { id: `${phone}@s.whatsapp.net`, name: '~' }, pairingCode: 'ABCD1234' });
     return 'ABCD1234';
+  };
+
+  readonly reads: { remoteJid?: string | null; id?: string | null }[] = [];
+  /** Numbers the fake WhatsApp knows (digits), for onWhatsApp. */
+  readonly registered = new Set<string>();
+
+  readMessages: SocketLike['readMessages'] = async (keys) => {
+    if (this.ended) throw boom(428, 'Connection Closed');
+    this.reads.push(...keys.map((k) => ({ remoteJid: k.remoteJid ?? null, id: k.id ?? null })));
+  };
+
+  onWhatsApp: SocketLike['onWhatsApp'] = async (...jids) => {
+    if (this.ended) throw boom(428, 'Connection Closed');
+    return jids.map((jid) => {
+      const digits = jid.replace(/\D/g, '');
+      return { jid: `${digits}@s.whatsapp.net`, exists: this.registered.has(digits) };
+    });
+  };
+
+  groupFetchAllParticipating: SocketLike['groupFetchAllParticipating'] = async () => ({});
+
+  groupMetadata: SocketLike['groupMetadata'] = async (jid) => {
+    throw boom(404, `no group ${jid}`);
   };
 
   // ---- drivers: what WhatsApp would make the real socket do ----
@@ -133,6 +157,8 @@ export interface Harness {
   statuses: StatusChange[];
   qrs: string[];
   inbound: InboundMessage[];
+  /** Receipts, reactions, edits and deletes reported by the connection. */
+  updates: MessageUpdate[];
   /** Set when a socket was created while an earlier one was still live. */
   overlaps: number;
   /** The n-th socket (1-based), waiting for it to be created. */
@@ -163,6 +189,7 @@ export async function makeHarness(options: HarnessOptions = {}): Promise<Harness
   const statuses: StatusChange[] = [];
   const qrs: string[] = [];
   const inbound: InboundMessage[] = [];
+  const updates: MessageUpdate[] = [];
   let overlaps = 0;
   const conn = new BaileysConnection(
     'inst-1',
@@ -178,6 +205,9 @@ export async function makeHarness(options: HarnessOptions = {}): Promise<Harness
       onMessage: async (message) => {
         if (options.onMessage) await options.onMessage(message);
         inbound.push(message);
+      },
+      onUpdate: async (update) => {
+        updates.push(update);
       },
     },
     {
@@ -202,6 +232,7 @@ export async function makeHarness(options: HarnessOptions = {}): Promise<Harness
     statuses,
     qrs,
     inbound,
+    updates,
     get overlaps() {
       return overlaps;
     },

@@ -1,25 +1,27 @@
 import test from 'ava';
 import { proto, type WAMessage } from '@whiskeysockets/baileys';
-import { mapInbound, SeenMessages, type LidResolver } from '../../src/connection/baileys/mapping.js';
+import { mapUpsert, SeenMessages, type LidResolver } from '../../src/connection/baileys/mapping.js';
 import { incoming } from './baileys-fake-socket.js';
 
 const NOW = Date.UTC(2026, 0, 1);
 const opts = { now: () => NOW };
 
 async function mapped(msg: WAMessage, resolver?: LidResolver) {
-  const result = await mapInbound(msg, { ...opts, resolver });
+  const result = await mapUpsert(msg, { ...opts, resolver });
   if (!result.ok) throw new Error(`skipped: ${result.skip}`);
+  if (result.kind !== 'message') throw new Error('an update, not a message');
   return result.message;
 }
 
 async function skip(msg: WAMessage): Promise<string> {
-  const result = await mapInbound(msg, opts);
+  const result = await mapUpsert(msg, opts);
   return result.ok ? 'mapped' : result.skip;
 }
 
 test('a plain text DM', async (t) => {
   t.deepEqual(await mapped(incoming('A1')), {
     messageId: 'A1',
+    sender: '15551234567@s.whatsapp.net',
     from: '+15551234567',
     fromName: 'Alice',
     chatId: '15551234567@s.whatsapp.net',
@@ -67,10 +69,15 @@ test('media types with captions', async (t) => {
   t.like(await mapped(incoming('M7', { message: { viewOnceMessageV2: { message: { imageMessage: {} } } } })), { type: 'image' });
 });
 
-test('anything else is "other"', async (t) => {
-  t.is((await mapped(incoming('O1', { message: { stickerMessage: {} } }))).type, 'other');
-  t.is((await mapped(incoming('O2', { message: { locationMessage: { degreesLatitude: 1 } } }))).type, 'other');
-  t.is((await mapped(incoming('O3', { message: { contactMessage: { displayName: 'Bob' } } }))).type, 'other');
+test('stickers, locations and contact cards have their own types; anything else is "other"', async (t) => {
+  t.is((await mapped(incoming('O1', { message: { stickerMessage: {} } }))).type, 'sticker');
+  const loc = await mapped(incoming('O2', { message: { locationMessage: { degreesLatitude: 1, degreesLongitude: 2 } } }));
+  t.is(loc.type, 'location');
+  t.like(loc.location, { latitude: 1, longitude: 2 });
+  const card = await mapped(incoming('O3', { message: { contactMessage: { displayName: 'Bob', vcard: 'BEGIN:VCARD\nFN:Bob\nTEL;waid=15557654321:+1 555 765 4321\nEND:VCARD' } } }));
+  t.is(card.type, 'contact');
+  t.is(card.contacts?.[0]?.name, 'Bob');
+  t.is((await mapped(incoming('O4', { message: { groupInviteMessage: { groupName: 'x' } } }))).type, 'other');
 });
 
 test('skips own, status, newsletter, broadcast, protocol, stub and empty messages', async (t) => {
@@ -117,7 +124,8 @@ test('an unresolvable LID is reported as the LID, not dropped', async (t) => {
   };
   for (const resolver of [undefined, failing, { getPNForLID: async () => null }]) {
     const m = await mapped(incoming('L4', { key: { remoteJid: '11223344@lid', id: 'L4' } }), resolver);
-    t.like(m, { from: '11223344@lid', chatId: '11223344@lid', type: 'text' });
+    // DESIGN.md addressing: `from` is null when only a LID is known; `sender` and `chatId` carry it.
+    t.like(m, { from: null, sender: '11223344@lid', chatId: '11223344@lid', type: 'text' });
   }
 });
 
