@@ -21,7 +21,7 @@ export const ERROR_TABLE = {
   NOT_FOUND: { status: 404, exit: 4, expose: true },
   QR_NOT_AVAILABLE: { status: 409, exit: 1, expose: true },
   ALREADY_CONNECTED: { status: 409, exit: 1, expose: true },
-  /** The thing exists already (an initialised data dir, a running daemon). */
+  /** The thing exists already (an initialised data dir, a running daemon); CLI only. */
   CONFLICT: { status: 409, exit: 1, expose: true },
   PAYLOAD_TOO_LARGE: { status: 413, exit: 2, expose: true },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, exit: 2, expose: true },
@@ -45,7 +45,7 @@ export type ErrorCode = keyof typeof ERROR_TABLE;
 export const ERROR_CODES = Object.keys(ERROR_TABLE) as ErrorCode[];
 
 /** Codes the REST API can answer with (the CLI-only ones are left out of the document). */
-export const API_ERROR_CODES = ERROR_CODES.filter((c) => c !== 'USAGE' && c !== 'CONFIG_INVALID' && c !== 'DAEMON_UNAVAILABLE' && c !== 'STORE_LOCK_LOST');
+export const API_ERROR_CODES = ERROR_CODES.filter((c) => c !== 'USAGE' && c !== 'CONFIG_INVALID' && c !== 'DAEMON_UNAVAILABLE' && c !== 'STORE_LOCK_LOST' && c !== 'CONFLICT');
 
 export function isErrorCode(value: unknown): value is ErrorCode {
   return typeof value === 'string' && Object.hasOwn(ERROR_TABLE, value);
