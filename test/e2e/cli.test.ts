@@ -84,8 +84,8 @@ test('key rotate, credits add and premium grant', async (t) => {
 test('commands on an uninitialised data dir fail clearly', async (t) => {
   const dir = join(await tempDir(), 'none');
   const r = await runCli(['instance', 'list'], { dataDir: dir });
-  t.is(r.code, 1);
-  t.regex(r.stderr, /config\.json not found: run "gateway init"/);
+  t.is(r.code, 2, 'CONFIG_INVALID: a missing config is an unusable config (README, exit codes)');
+  t.regex(r.stderr, /is not initialised: run "gateway init" first/);
 });
 
 test('8 parallel instance create processes leave exactly 8 instances', async (t) => {
@@ -119,7 +119,7 @@ test('an invalid config.json is refused with the key path', async (t) => {
   await writeFile(join(dir, 'config.json'), JSON.stringify(config));
   const r = await runCli(['instance', 'list'], { dataDir: dir });
   t.is(r.code, 2);
-  t.regex(r.stderr, /webhooks\.timeoutMs: expected an integer/);
+  t.regex(r.stderr, /webhooks\.timeoutMs: expected a whole number/);
   t.regex(r.stderr, /extra: unknown key/);
 });
 

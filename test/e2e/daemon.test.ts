@@ -31,8 +31,8 @@ test('a second daemon on the same data dir refuses to start; a corrupt store sto
   const dir = join(await tempDir(), 'data');
   const first = await startChildDaemon(dir);
   const second = await runCli(['start', '--port', '0'], { dataDir: dir });
-  t.is(second.code, 1);
-  t.regex(second.stderr, /another gateway daemon is already running/);
+  t.is(second.code, 3, 'STORE_LOCKED');
+  t.regex(second.stderr, /the gateway daemon \(pid \d+\) runs on this data dir/);
   first.kill('SIGTERM');
   t.is(await first.exited, 0);
 

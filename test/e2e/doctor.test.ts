@@ -1,4 +1,4 @@
-import { chmod, rm, writeFile } from 'node:fs/promises';
+import { chmod, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import test from 'ava';
@@ -27,7 +27,23 @@ async function initialised(): Promise<string> {
   if (init.code !== 0) throw new Error(init.stderr);
   const created = await runCli(['instance', 'create', '--sandbox', '--credits', '5', '--json'], { dataDir: dir });
   if (created.code !== 0) throw new Error(created.stderr);
+  // No internet here: WhatsApp's reachability is checked against a loopback stand-in.
+  const config = JSON.parse(await readFile(join(dir, 'config.json'), 'utf8')) as { baileys: Record<string, unknown> };
+  config.baileys.webSocketUrl = `ws://127.0.0.1:${(await whatsappStandIn()).port}/ws/chat`;
+  await writeFile(join(dir, 'config.json'), JSON.stringify(config));
   return dir;
+}
+
+let standIn: Promise<{ port: number }> | null = null;
+function whatsappStandIn(): Promise<{ port: number }> {
+  standIn ??= new Promise((resolve) => {
+    const server = createServer((socket) => socket.destroy());
+    server.listen(0, '127.0.0.1', () => {
+      server.unref();
+      resolve({ port: (server.address() as { port: number }).port });
+    });
+  });
+  return standIn;
 }
 
 test('doctor on a healthy data dir exits 0', async (t) => {
@@ -35,7 +51,7 @@ test('doctor on a healthy data dir exits 0', async (t) => {
   const r = await runCli(['doctor'], { dataDir: dir });
   t.is(r.code, 0, r.stdout + r.stderr);
   t.regex(r.stdout, /All checks passed/);
-  for (const name of ['node', 'data-dir', 'permissions', 'config', 'store', 'port']) t.regex(r.stdout, new RegExp(`ok\\s+${name}\\b`));
+  for (const name of ['node', 'data-dir', 'permissions', 'config', 'store', 'port', 'whatsapp']) t.regex(r.stdout, new RegExp(`ok\\s+${name}\\b`));
 });
 
 test('doctor --json prints one document', async (t) => {
@@ -45,7 +61,7 @@ test('doctor --json prints one document', async (t) => {
   const report = JSON.parse(r.stdout) as { ok: boolean; dataDir: string; checks: { name: string; status: string }[] };
   t.true(report.ok);
   t.is(report.dataDir, dir);
-  t.deepEqual(report.checks.map((c) => c.status), ['ok', 'ok', 'ok', 'ok', 'ok', 'ok']);
+  t.deepEqual(report.checks.map((c) => c.status), ['ok', 'ok', 'ok', 'ok', 'ok', 'ok', 'ok']);
 });
 
 test('doctor names a corrupt instances.json and exits 1', async (t) => {
