@@ -280,7 +280,7 @@ export class CreditLedger {
 
   /** Resolves once every write queued so far is on disk. */
   async drain(): Promise<void> {
-    const busy = (): boolean => [...this.accounts.values()].some((a) => a.writing || a.holds.length + a.commits.length + a.adds.length > 0);
+    const busy = (): boolean => [...this.accounts.values()].some((a) => a.writing || a.holds.length + a.commits.length + a.adds.length + a.releases.length > 0);
     const until = Date.now() + 10_000;
     while (busy() && Date.now() < until) await new Promise((r) => setTimeout(r, 5));
   }

@@ -69,6 +69,10 @@ function describe(e: RawError): string {
       return `must have at least ${String(p.limit)} items`;
     case 'maxItems':
       return `must have at most ${String(p.limit)} items`;
+    case 'maxProperties':
+      return `must have at most ${String(p.limit)} entries`;
+    case 'minProperties':
+      return `must have at least ${String(p.limit)} entries`;
     case 'enum':
       return `expected one of ${(p.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`;
     case 'const':

@@ -74,15 +74,15 @@ test('rule and node shapes are checked', (t) => {
   f.nodes.route = { type: 'condition', rules: [{ equals: '1', contains: '2', next: 'hours' }] };
   refuse(t, f, /rules\[0\] needs exactly one of equals, contains, regex, any/, 'route');
   f.nodes.route = { type: 'condition', rules: [{ any: 'yes' }] };
-  refuse(t, f, /rules\[0\]\.any must be true/, 'route');
+  refuse(t, f, /rules\[0\]\.any: expected a boolean/, 'route');
   f.nodes.route = { type: 'condition', rules: [{ contains: '' }] };
-  refuse(t, f, /rules\[0\]\.contains must not be empty/, 'route');
+  refuse(t, f, /rules\[0\]\.contains: must not be empty/, 'route');
   f.nodes.route = { type: 'button' };
   refuse(t, f, /node "route": type must be/, 'route');
   f.nodes.route = { type: 'message', text: 'x', nxt: 'hours' };
-  refuse(t, f, /node "route": unknown field "nxt"/, 'route');
+  refuse(t, f, /node "route": nxt: unknown field/, 'route');
   f.nodes.route = { type: 'message', text: '' };
-  refuse(t, f, /node "route": text must not be empty/, 'route');
+  refuse(t, f, /node "route": text: must not be empty/, 'route');
   f.nodes.route = { type: 'message', text: 'Hello {{firstname}}' };
   refuse(t, f, /node "route": text: unknown template variable \{\{firstname\}\}/, 'route');
 });
@@ -90,10 +90,10 @@ test('rule and node shapes are checked', (t) => {
 test('sizes are limited', (t) => {
   const many: Record<string, unknown> = {};
   for (let i = 0; i < 201; i++) many[`n${i}`] = { type: 'message', text: 'x' };
-  refuse(t, { name: 'big', start: 'n0', nodes: many }, /at most 200 nodes/, null);
+  refuse(t, { name: 'big', start: 'n0', nodes: many }, /nodes: must have at most 200 entries/, null);
   const f = base();
   f.nodes.hours = { type: 'message', text: 'x'.repeat(5000) };
-  refuse(t, f, /node "hours": text must be at most 4096 characters/, 'hours');
+  refuse(t, f, /node "hours": text: must be at most 4096 characters/, 'hours');
   const chain: Record<string, unknown> = {};
   for (let i = 0; i < 12; i++) chain[`m${i}`] = { type: 'message', text: `${i}`, ...(i < 11 ? { next: `m${i + 1}` } : {}) };
   refuse(t, { name: 'chain', start: 'm0', nodes: chain }, /node "m0": starts a chain of 12 message nodes/, 'm0');
