@@ -42,7 +42,8 @@ test('sandbox send, inbound and sent', async (t) => {
     const { id, key } = await d.connectedSandbox();
     const sent = await d.request('POST', `/api/${id}/send`, { key, json: { phone: '+15551234567', message: 'hello' } });
     t.is(sent.status, 200);
-    t.deepEqual(Object.keys(sent.body).sort(), ['instanceId', 'messageId', 'quotaRemaining', 'success']);
+    t.deepEqual(Object.keys(sent.body).sort(), ['instanceId', 'messageId', 'quotaRemaining', 'success', 'to']);
+    t.is(sent.body.to, '15551234567@s.whatsapp.net');
     t.is(sent.body.instanceId, id);
     const inbound = await d.request('POST', `/api/${id}/sandbox/inbound`, { key, json: { from: '+15557654321', message: 'hi back', name: 'Ann' } });
     t.is(inbound.status, 200);
@@ -92,7 +93,8 @@ test('sandbox routes are 404 for a WhatsApp instance; a failed send there costs 
     const ok = await d.request('POST', `/api/${id}/send`, { key, json: { phone: '+15551234567', message: 'x' } });
     t.is(ok.status, 200);
     t.is(ok.body.quotaRemaining, '0');
-    t.is(ok.body.messageId, 'FAKE1');
+    // The gateway chose the id before sending, and the connection sent under it.
+    t.is(ok.body.messageId, conn.sent.at(-1)?.id);
   } finally {
     await d.close();
   }

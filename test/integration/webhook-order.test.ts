@@ -69,7 +69,8 @@ test('deliveries run at most webhooks.concurrency at once', async (t) => {
   const receiver = await startReceiver({ reply: 'hang' });
   const d = await startTestDaemon({
     webhooks: { stopGraceMs: 10 },
-    config: { webhooks: { allowPrivateTargets: true, concurrency: 2, timeoutMs: 300, retryDelaysMs: [60_000] } },
+    // Attempts hang until they time out (1.5 s): long enough that a loaded machine still sees only two in flight.
+    config: { webhooks: { allowPrivateTargets: true, concurrency: 2, timeoutMs: 1_500, retryDelaysMs: [60_000] } },
   });
   try {
     const inst = await d.connectedSandbox();
