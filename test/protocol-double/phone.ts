@@ -27,6 +27,15 @@ export interface Device {
   registrationId: number;
   signedPreKey: { id: number; public: Buffer; signature: Buffer };
   removed: boolean;
+  /** One-time pre-keys Baileys uploaded (id -> 32-byte public), not yet handed out in a bundle. */
+  preKeys: Map<number, Buffer>;
+  /** Pre-key ids handed out in bundles (consumed), in order. */
+  usedPreKeys: number[];
+  /**
+   * Stanzas for this device not yet acknowledged (by `<ack>`, or `<receipt>` for a message):
+   * sent at once to a live session, and again, marked `offline`, at the next login.
+   */
+  outbox: BinaryNode[];
 }
 
 export interface ParsedQr {
