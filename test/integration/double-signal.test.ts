@@ -55,6 +55,7 @@ async function paired(double: ProtocolDouble): Promise<Client> {
   await waitFor(() => first.conn.some((u) => u.connection === 'close'), 5000, 'the 515 close');
   const c = connect(double, creds, keys);
   await waitFor(() => c.conn.some((u) => u.connection === 'open'), 5000, 'open');
+  await double.synced();
   return c;
 }
 

@@ -19,6 +19,19 @@ import type { Account, Device } from './phone.js';
 
 const silent = pino({ level: 'silent' });
 
+// libsignal prints whole session records with console.info/console.warn when a session gives way
+// to a newer one, which is routine here (Baileys force-refreshes sessions for every LID a usync
+// returns, the phone's own included). The simulated devices run in the test process; keep its
+// output readable by dropping exactly those two libsignal lines.
+const LIBSIGNAL_NOISE = /^(Closing session:|Closing open session in favor of incoming prekey bundle)/;
+for (const level of ['info', 'warn'] as const) {
+  const original = console[level].bind(console);
+  console[level] = (...args: unknown[]) => {
+    if (typeof args[0] === 'string' && LIBSIGNAL_NOISE.test(args[0])) return;
+    original(...args);
+  };
+}
+
 /** A Signal pre-key bundle as the server hands it out (`<iq xmlns=encrypt type=get>` answer). */
 export interface Bundle {
   registrationId: number;
@@ -352,7 +365,11 @@ export class Contact {
    * started from the device's bundle when there is none), or into a group (sender key; the key
    * itself pairwise to each gateway device that does not have it yet).
    */
-  async send(to: string, message: proto.IMessage, options: { type: string; mediatype?: string; id?: string }): Promise<string> {
+  async send(
+    to: string,
+    message: proto.IMessage,
+    options: { type: string; mediatype?: string; id?: string; devices?: Device[]; attrs?: Record<string, string> },
+  ): Promise<string> {
     const id = options.id ?? newStanzaId();
     const t = String(Math.floor(Date.now() / 1000));
     const group = this.wire.groupByJid(to);
@@ -391,12 +408,12 @@ export class Contact {
     }
     const account = this.wire.accountByJid(to);
     if (!account) throw new Error(`${this.phone} cannot write to ${to}: no such account on the double`);
-    const attrs: Record<string, string> = { from: this.address, id, t, type: options.type, notify: this.name };
+    const attrs: Record<string, string> = { from: this.address, id, t, type: options.type, notify: this.name, ...options.attrs };
     if (this.alt) {
       if (this.addressing === 'pn') attrs.sender_lid = this.lid;
       else attrs.sender_pn = this.jid;
     }
-    const devices = this.wire.devicesOf(account);
+    const devices = options.devices ?? this.wire.devicesOf(account);
     if (devices.length === 0) throw new Error(`${to} has no linked device`);
     const data = encodeWAMessage(message);
     for (const device of devices) {

@@ -36,6 +36,8 @@ export interface Device {
    * sent at once to a live session, and again, marked `offline`, at the next login.
    */
   outbox: BinaryNode[];
+  /** The id of the initial history sync the phone sent this device (once per pairing, after its first login). */
+  syncId: string | null;
 }
 
 export interface ParsedQr {

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
+import { deflateSync } from 'node:zlib';
 import {
   binaryNodeToString,
   Curve,
@@ -13,7 +14,7 @@ import {
   type KeyPair,
 } from '@whiskeysockets/baileys';
 import { makeCertChain } from './cert.js';
-import { Contact, SignalDevice, type Bundle, type ChatState, type ContactOptions, type ContactWire } from './contact.js';
+import { Contact, newStanzaId, SignalDevice, type Bundle, type ChatState, type ContactOptions, type ContactWire } from './contact.js';
 import { Group, type GroupOptions } from './group.js';
 import { MediaHost } from './media.js';
 import { encodeFrame, FrameReader, NoiseResponder } from './noise.js';
@@ -51,6 +52,14 @@ export interface ProtocolDoubleOptions {
   assumedPreKeys?: number;
   /** Whether to send `<ib><offline count="0"/></ib>` after `<success/>`, as the real server does. */
   sendOffline?: boolean;
+  /**
+   * Whether the account's phone sends a newly linked device its initial history sync after its
+   * first login (default true), as WhatsApp does: a `historySyncNotification` (INITIAL_BOOTSTRAP,
+   * inline payload with the contacts' LID<->PN mappings), after which Baileys syncs app state
+   * (answered empty) and goes online. Without it Baileys buffers events for up to 20 s after each
+   * login until then.
+   */
+  initialSync?: boolean;
   /** Debug sink for a line per event and decoded stanza (or set PROTOCOL_DOUBLE_DEBUG=1). */
   log?: (line: string) => void;
 }
@@ -131,6 +140,9 @@ export class ProtocolDouble implements ContactWire {
   refs: number;
   assumedPreKeys: number;
   sendOffline: boolean;
+  initialSync: boolean;
+  /** Each account's phone (device 0) as a Signal device, by phone digits. */
+  readonly phones = new Map<string, Contact>();
   /** Registrations still to be answered with an empty pair-device (refs exhausted at once). */
   private exhaustedRefs = 0;
 
@@ -151,6 +163,7 @@ export class ProtocolDouble implements ContactWire {
     this.refs = options.refs ?? 6;
     this.assumedPreKeys = options.assumedPreKeys ?? 30;
     this.sendOffline = options.sendOffline ?? true;
+    this.initialSync = options.initialSync ?? true;
     this.defaultPhone = options.phone ?? '15550000001';
     this.certChain = makeCertChain(this.staticKey.public);
     const debug = process.env.PROTOCOL_DOUBLE_DEBUG === '1' ? (line: string) => console.error(`[double] ${line}`) : () => undefined;
@@ -250,6 +263,16 @@ export class ProtocolDouble implements ContactWire {
     return group;
   }
 
+  /** The account's phone (device 0), a Signal device like a contact's; it sends the initial history sync. */
+  async phoneOf(account: Account): Promise<Contact> {
+    let phone = this.phones.get(account.phone);
+    if (!phone) {
+      phone = new Contact(this, `+${account.phone}`, await SignalDevice.create(5), { name: 'Phone', lid: account.lidUser, alt: false });
+      this.phones.set(account.phone, phone);
+    }
+    return phone;
+  }
+
   /** Linked, not removed devices of an account. */
   devicesOf(account: Account): Device[] {
     return [...this.devices.values()].filter((d) => d.account === account && !d.removed);
@@ -335,6 +358,7 @@ export class ProtocolDouble implements ContactWire {
       throw new Error('scan: the QR identity key is not the one the client registered');
     }
     const account = this.account(options.phone);
+    await this.phoneOf(account);
     const deviceId = account.nextDeviceId++;
     const device: Device = {
       jid: `${account.phone}:${deviceId}@${S_WHATSAPP_NET}`,
@@ -354,6 +378,7 @@ export class ProtocolDouble implements ContactWire {
       preKeys: new Map(),
       usedPreKeys: [],
       outbox: [],
+      syncId: null,
     };
     const { node, details } = buildPairSuccess(this.iqId(), device, parsed.advSecret);
     const reply = await this.request(session, node);
@@ -511,6 +536,43 @@ export class ProtocolDouble implements ContactWire {
     if (this.sendOffline) {
       this.send(session, { tag: 'ib', attrs: { from: S_WHATSAPP_NET }, content: [{ tag: 'offline', attrs: { count: String(backlog.length) } }] });
     }
+    if (this.initialSync && device.syncId === null) {
+      device.syncId = newStanzaId();
+      this.sendInitialSync(device).catch((err: unknown) => this.error(`initial history sync for ${device.jid} failed: ${err instanceof Error ? err.message : String(err)}`));
+    }
+  }
+
+  /**
+   * The phone's history sync for a new device: a peer message with a historySyncNotification
+   * (INITIAL_BOOTSTRAP) whose payload is inline (zlib-deflated proto.HistorySync: no chats, the
+   * contacts' LID<->PN mappings). Baileys then syncs app state and goes online.
+   */
+  private async sendInitialSync(device: Device): Promise<void> {
+    const phone = await this.phoneOf(device.account);
+    const mappings = [...this.contacts.values()].filter((c) => !c.hidesPhone).map((c) => ({ pnJid: c.jid, lidJid: c.lid }));
+    const history = proto.HistorySync.encode({ syncType: proto.HistorySync.HistorySyncType.INITIAL_BOOTSTRAP, conversations: [], phoneNumberToLidMappings: mappings, progress: 100 }).finish();
+    await phone.send(
+      this.accountJid(device.account.phone),
+      {
+        protocolMessage: {
+          type: proto.Message.ProtocolMessage.Type.HISTORY_SYNC_NOTIFICATION,
+          historySyncNotification: { syncType: proto.HistorySync.HistorySyncType.INITIAL_BOOTSTRAP, initialHistBootstrapInlinePayload: deflateSync(history), progress: 100, chunkOrder: 0 },
+        },
+      },
+      { type: 'text', devices: [device], attrs: { category: 'peer' }, id: device.syncId! },
+    );
+  }
+
+  /**
+   * Resolves once the device acknowledged its initial history sync (Baileys is then online and
+   * has a session with its phone). Sending before that races the phone's own session start.
+   */
+  async synced(device: Device | undefined = this.lastDevice(), ms = 5000): Promise<void> {
+    const until = Date.now() + ms;
+    while (!device || device.syncId === null || device.outbox.some((n) => n.attrs.id === device.syncId)) {
+      if (Date.now() > until) throw new Error(`the initial history sync of ${device?.jid ?? 'no device'} was not acknowledged within ${ms} ms`);
+      await new Promise((r) => setTimeout(r, 10));
+    }
   }
 
   private async onNode(session: Session, node: BinaryNode): Promise<void> {
@@ -585,6 +647,10 @@ export class ProtocolDouble implements ContactWire {
     } else if (xmlns === 'privacy' && node.attrs.type === 'get' && child?.tag === 'privacy') {
       const all = ['readreceipts', 'last', 'online', 'profile', 'status', 'groupadd', 'calladd'];
       result.content = [{ tag: 'privacy', attrs: {}, content: all.map((name) => ({ tag: 'category', attrs: { name, value: name === 'calladd' ? 'all' : 'all' } })) }];
+    } else if (xmlns === 'w:sync:app:state') {
+      // Nothing to sync: every collection stays at the version asked for, no patches, no snapshot.
+      const collections = getBinaryNodeChildren(getBinaryNodeChild(node, 'sync'), 'collection');
+      result.content = [{ tag: 'sync', attrs: {}, content: collections.map((c) => ({ tag: 'collection', attrs: { name: c.attrs.name ?? '', version: c.attrs.version ?? '0' } })) }];
     } else if (xmlns === 'w:g2') {
       return this.answerGroupIq(session, node, result);
     } else if (xmlns === 'md' && child?.tag === 'remove-companion-device') {
@@ -627,7 +693,7 @@ export class ProtocolDouble implements ContactWire {
 
   /**
    * A `<message>` from a linked device: every `<to>` (and, in a group, the `skmsg`) addressed to a
-   * simulated contact is decrypted by that contact; the server then acks it
+   * simulated contact or to the account's phone is decrypted by it; the server then acks it
    * (`<ack class="message">`), as WhatsApp does once it accepted the stanza.
    */
   private async onClientMessage(session: Session, node: BinaryNode): Promise<void> {
@@ -637,13 +703,20 @@ export class ProtocolDouble implements ContactWire {
     const to = node.attrs.to ?? '';
     const id = node.attrs.id ?? '';
     const participants = getBinaryNodeChildren(getBinaryNodeChild(node, 'participants'), 'to');
-    const pairwiseFor = (contact: Contact): BinaryNode | undefined => {
-      const target = participants.find((p) => {
-        const decoded = jidDecode(p.attrs.jid);
-        return !decoded?.device && this.contactByJid(p.attrs.jid ?? '') === contact;
-      });
-      return target ? getBinaryNodeChild(target, 'enc') : undefined;
+    /** Who a `<to jid>` is: a contact's or a phone's device 0 (linked devices, e.g. Baileys itself in a group's SKDM list, are not simulated). */
+    const recipientOf = (jid: string | undefined): Contact | undefined => {
+      if (!jid || jidDecode(jid)?.device) return undefined;
+      const contact = this.contactByJid(jid);
+      if (contact) return contact;
+      const account = this.accountByJid(jid);
+      return account ? this.phones.get(account.phone) : undefined;
     };
+    const pairwise = new Map<Contact, BinaryNode>();
+    for (const p of participants) {
+      const r = recipientOf(p.attrs.jid);
+      const enc = getBinaryNodeChild(p, 'enc');
+      if (r && enc) pairwise.set(r, enc);
+    }
     const topEncs = getBinaryNodeChildren(node, 'enc');
     try {
       if (to.endsWith('@g.us')) {
@@ -652,20 +725,17 @@ export class ProtocolDouble implements ContactWire {
           this.error(`message ${id} to unknown group ${to}`);
         } else {
           const skmsg = topEncs.find((e) => e.attrs.type === 'skmsg');
-          for (const contact of group.contacts()) {
-            await this.decryptFor(contact, device, node, pairwiseFor(contact), skmsg);
-          }
+          const phones = group.accounts().flatMap((a) => this.phones.get(a.phone) ?? []);
+          for (const member of [...group.contacts(), ...phones]) await this.decryptFor(member, device, node, pairwise.get(member), skmsg);
         }
-      } else if (node.attrs.category === 'peer' || this.accountByJid(to) === device.account) {
-        // To its own account's devices (the phone): not simulated.
       } else if (participants.length > 0) {
-        const contact = this.contactByJid(to);
-        if (!contact) this.error(`message ${id} to ${to}, who is not a simulated contact`);
-        else await this.decryptFor(contact, device, node, pairwiseFor(contact), undefined);
+        const target = recipientOf(to);
+        if (!target) this.error(`message ${id} to ${to}, who is not simulated`);
+        for (const [r, enc] of pairwise) await this.decryptFor(r, device, node, enc, undefined);
       } else if (topEncs.length > 0) {
-        // A retry resend to one device: `<message to=DEVICE><enc count=…>`.
-        const contact = this.contactByJid(to);
-        if (contact) await this.decryptFor(contact, device, node, topEncs[0], undefined);
+        // A peer message to its own phone, or a retry resend to one device: `<message to=DEVICE><enc count=…>`.
+        const r = recipientOf(to);
+        if (r) await this.decryptFor(r, device, node, topEncs[0], undefined);
       }
     } finally {
       this.send(session, { tag: 'ack', attrs: { class: 'message', id, from: to, t: nowSeconds() } });
@@ -741,7 +811,11 @@ export class ProtocolDouble implements ContactWire {
             ? []
             : 'contact' in who
               ? [{ tag: 'device', attrs: { id: '0' } }]
-              : this.devicesOf(who.account).map((d) => ({ tag: 'device', attrs: { id: String(d.deviceId), 'key-index': String(d.deviceId) } }));
+              : [
+                  // The phone, then the linked devices (non-zero devices need their key-index).
+                  ...(this.phones.has(who.account.phone) ? [{ tag: 'device', attrs: { id: '0' } }] : []),
+                  ...this.devicesOf(who.account).map((d) => ({ tag: 'device', attrs: { id: String(d.deviceId), 'key-index': String(d.deviceId) } })),
+                ];
           content.push({ tag: 'devices', attrs: {}, content: [{ tag: 'device-list', attrs: {}, content: list }] });
         } else if (protocol === 'lid') {
           if (who && !isLid) content.push({ tag: 'lid', attrs: { val: 'contact' in who ? who.contact.lid : `${who.account.lidUser}@lid` } });
@@ -765,8 +839,10 @@ export class ProtocolDouble implements ContactWire {
       let bundle: Bundle | undefined;
       if (who && 'contact' in who && !decoded?.device) bundle = who.contact.device.takeBundle();
       else if (who && 'account' in who) {
+        const phone = this.phones.get(who.account.phone);
         const device = this.devicesOf(who.account).find((d) => d.deviceId === (decoded?.device ?? 0));
-        if (device) bundle = this.bundleOf(device);
+        if (!decoded?.device && phone) bundle = phone.device.takeBundle();
+        else if (device) bundle = this.bundleOf(device);
       }
       if (!bundle) {
         this.log(`key fetch for unknown device ${jid}: left out`);
