@@ -9,7 +9,7 @@ import type { Connection, ConnectionFactory, ConnectionHooks, GroupInfo, GroupSu
 import { AuthStateCorruptError, authFilePath, type AuthStore } from './auth-state.js';
 import { InboundQueue } from './inbound.js';
 import { LazyAuthStore } from './lazy-store.js';
-import { statusOf, type LidResolver } from './mapping.js';
+import { foldedStatuses, statusOf, type LidResolver } from './mapping.js';
 import type { BaileysOptions, MakeSocket, SocketLike } from './options.js';
 import { closeCause, closeCode, messageKey, sendOptions, toContent, toJid, withTimeout } from './outgoing.js';
 import { isPaired } from '../../store/auth-files.js';
@@ -349,6 +349,8 @@ export class BaileysConnection implements Connection {
       const download = async (msg: WAMessage): Promise<Uint8Array> =>
         downloadMediaMessage(msg, 'buffer', {}, { logger: this.baileysLog, reuploadRequest: (m) => Promise.resolve(m) });
       this.inbound.enqueue(messages, resolver, download);
+      const folded = messages.flatMap((m) => foldedStatuses(m, () => Date.now()));
+      if (folded.length > 0) this.inbound.updates(folded);
     });
     // Receipts of what we sent (1:1: the status; groups: per participant, see below).
     sock.ev.on('messages.update', (updates) => {

@@ -222,6 +222,32 @@ export function statusOf(code: number | null | undefined): 'sent' | 'delivered' 
   }
 }
 
+/**
+ * Receipts Baileys folded into the upsert of one of our own messages. While its event buffer is on
+ * (after a login, until history sync or the next stanza it processes), a receipt for a message
+ * whose own upsert is still buffered is merged into that upsert (`status`, or `userReceipt` in
+ * groups) instead of being emitted as messages.update / message-receipt.update; listening to those
+ * alone loses it. Statuses never go backwards downstream, so reporting one twice is harmless.
+ */
+export function foldedStatuses(msg: WAMessage, now: () => number): MessageUpdate[] {
+  const { key } = msg;
+  if (!key.fromMe || !key.id || !key.remoteJid) return [];
+  const chatId = jidNormalizedUser(key.remoteJid);
+  const at = (t: unknown): string => {
+    const seconds = toNumber(t as number | null | undefined);
+    return new Date(seconds > 0 ? seconds * 1000 : now()).toISOString();
+  };
+  const out: MessageUpdate[] = [];
+  const status = statusOf(msg.status);
+  if (status !== null) out.push({ kind: 'status', messageId: key.id, chatId, status, timestamp: at(msg.messageTimestamp) });
+  for (const r of msg.userReceipt ?? []) {
+    if (r.receiptTimestamp) out.push({ kind: 'status', messageId: key.id, chatId, status: 'delivered', timestamp: at(r.receiptTimestamp) });
+    if (r.readTimestamp) out.push({ kind: 'status', messageId: key.id, chatId, status: 'read', timestamp: at(r.readTimestamp) });
+    if (r.playedTimestamp) out.push({ kind: 'status', messageId: key.id, chatId, status: 'played', timestamp: at(r.playedTimestamp) });
+  }
+  return out;
+}
+
 /** Remembers message ids already handed on: the offline backlog (`append`) repeats live ones. */
 export class SeenMessages {
   private readonly ids: BoundedMap<string, true>;
