@@ -1,0 +1,236 @@
+import test from 'ava';
+import { proto } from '@whiskeysockets/baileys';
+import { startGatewayOnDouble, type GatewayOnDouble } from '../protocol-double/child.js';
+import { randomPng } from '../protocol-double/fixtures.js';
+import { waitFor } from '../helpers/daemon.js';
+
+// Real messages through the BUILT daemon (bin/gateway, a child process; build first) and real
+// Baileys against the protocol double: the double's contacts have their own Signal identities,
+// decrypt what the gateway sends and write back; receipts, media (both ways, real WhatsApp media
+// encryption, HTTPS media host), LID senders and groups. One paired gateway for the file; each test
+// uses its own contacts.
+
+let gw: GatewayOnDouble;
+
+test.before(async () => {
+  gw = await startGatewayOnDouble();
+});
+
+test.after.always(async () => {
+  await gw?.close();
+});
+
+test.afterEach.always((t) => {
+  // Nothing the double could not decrypt, and no nack from Baileys.
+  if (gw.double.errors.length > 0) t.log(gw.double.errors);
+});
+
+test.serial('a text sent with POST /send is decrypted by the contact; delivery and read receipts become message.status webhooks and GET shows read', async (t) => {
+  const alice = await gw.double.contact('+15550000102', { name: 'Alice' });
+  const res = await gw.api('POST', '/send', { json: { phone: alice.phone, message: 'Hello Alice, this is the gateway' } });
+  t.is(res.status, 200, JSON.stringify(res.body));
+  const messageId = res.body.messageId as string;
+
+  const m = await alice.nextMessage();
+  t.is(m.id, messageId);
+  t.is(m.text, 'Hello Alice, this is the gateway');
+  t.is(m.chat, alice.jid);
+  t.is(m.encType, 'pkmsg', 'a first message starts the Signal session');
+  t.is(m.sender.jid, gw.double.lastDevice()!.jid);
+
+  const sent = await gw.waitEvent('message.status', (e) => e.data.messageId === messageId && e.data.status === 'sent');
+  t.is(sent.data.chatId, alice.jid);
+
+  alice.receipt(m, 'delivery');
+  const delivered = await gw.waitEvent('message.status', (e) => e.data.messageId === messageId && e.data.status === 'delivered');
+  t.is(delivered.data.chatId, alice.jid);
+  t.is(delivered.instanceId, gw.id);
+  alice.receipt(m, 'read');
+  await gw.waitEvent('message.status', (e) => e.data.messageId === messageId && e.data.status === 'read');
+
+  const got = await gw.api('GET', `/messages/${messageId}`);
+  t.is(got.status, 200);
+  t.like(got.body, { messageId, chatId: alice.jid, fromMe: true, type: 'text', text: 'Hello Alice, this is the gateway', status: 'read' });
+  t.deepEqual(
+    gw.events('message.status').filter((e) => e.data.messageId === messageId).map((e) => e.data.status),
+    ['sent', 'delivered', 'read'],
+    'each status once, in order',
+  );
+  t.deepEqual(gw.double.errors, []);
+});
+
+test.serial("the contact's reply (quoting) arrives as a signed message.received with the right chatId; POST /read sends the contact a read receipt", async (t) => {
+  const bea = await gw.double.contact('+15550000103', { name: 'Bea' });
+  const out = await gw.api('POST', '/send', { json: { phone: bea.phone, message: 'Question?' } });
+  t.is(out.status, 200);
+  const question = await bea.nextMessage();
+
+  const replyId = await bea.sendText(gw.double.accountJid(), 'Answer!', { quoted: question });
+  const ev = await gw.waitEvent('message.received', (e) => e.data.messageId === replyId);
+  t.like(ev.data, {
+    messageId: replyId,
+    chatId: bea.jid,
+    isGroup: false,
+    from: bea.phone,
+    fromName: 'Bea',
+    type: 'text',
+    text: 'Answer!',
+    quoted: { messageId: question.id },
+  });
+  // Baileys answered the message with a delivery receipt, which is also what settles it on the server.
+  const delivery = await bea.nextReceipt();
+  t.deepEqual(delivery.ids, [replyId]);
+  t.is(delivery.type, 'inactive');
+  await waitFor(() => gw.double.pending().length === 0, 3000, 'nothing left unacknowledged');
+  // The reply used the session the gateway's pkmsg opened: the next message is a plain `msg`.
+  await gw.api('POST', '/send', { json: { phone: bea.phone, message: 'Thanks' } });
+  t.is((await bea.nextMessage()).encType, 'msg');
+
+  const read = await gw.api('POST', '/read', { json: { chatId: bea.jid } });
+  t.is(read.status, 200, JSON.stringify(read.body));
+  t.is(read.body.read, 1);
+  const receipt = await bea.nextReceipt();
+  t.is(receipt.type, 'read');
+  t.deepEqual(receipt.ids, [replyId]);
+  t.is((await gw.api('GET', `/messages/${replyId}`)).body.status, 'read');
+  t.deepEqual(gw.double.errors, []);
+});
+
+test.serial('an image both ways: the contact decrypts what /send-media uploaded, and GET …/media serves what the contact sent, byte for byte', async (t) => {
+  const cleo = await gw.double.contact('+15550000104', { name: 'Cleo' });
+  const outBytes = randomPng(48);
+  const form = new FormData();
+  form.set('phone', cleo.phone);
+  form.set('caption', 'a picture for you');
+  form.set('file', new Blob([new Uint8Array(outBytes)], { type: 'image/png' }), 'picture.png');
+  const res = await gw.api('POST', '/send-media', { body: form });
+  t.is(res.status, 200, JSON.stringify(res.body));
+  t.is(res.body.mediaType, 'image');
+  const m = await cleo.nextMessage();
+  t.is(m.id, res.body.messageId);
+  t.is(m.type, 'media');
+  t.is(m.message.imageMessage?.mimetype, 'image/png');
+  t.is(m.text, 'a picture for you');
+  t.true(cleo.download(m).equals(outBytes), 'the contact decrypted exactly the bytes sent (MAC and hashes checked)');
+  t.is(gw.double.media.uploads().length, 1, 'uploaded to the media host over HTTPS');
+
+  const inBytes = randomPng(40);
+  const inId = await cleo.sendImage(gw.double.accountJid(), inBytes, { caption: 'one for you' });
+  const ev = await gw.waitEvent('message.received', (e) => e.data.messageId === inId);
+  t.like(ev.data, { chatId: cleo.jid, type: 'image', caption: 'one for you', media: { mimetype: 'image/png', size: inBytes.length } });
+  t.is(ev.data.media.url, `/api/${gw.id}/messages/${inId}/media`);
+  const media = await fetch(`${gw.daemon.url}${ev.data.media.url as string}`, { headers: { 'x-api-key': gw.key } });
+  t.is(media.status, 200);
+  t.is(media.headers.get('content-type'), 'image/png');
+  t.true(Buffer.from(await media.arrayBuffer()).equals(inBytes), 'the gateway downloaded and decrypted exactly the bytes the contact sent');
+  t.true(gw.double.media.requests.some((r) => r.method === 'GET' && r.status === 200), 'downloaded from the media host');
+  t.deepEqual(gw.double.errors, []);
+});
+
+test.serial('LID senders: with the mapping the gateway reports the phone chat; without it the LID chat, and an answer through that chatId reaches the contact', async (t) => {
+  const dana = await gw.double.contact('+15550000105', { name: 'Dana', addressing: 'lid' });
+  const danaId = await dana.sendText(gw.double.accountJid(), 'from a LID, with my number');
+  const d = await gw.waitEvent('message.received', (e) => e.data.messageId === danaId);
+  t.like(d.data, { chatId: dana.jid, from: dana.phone, sender: dana.lid, text: 'from a LID, with my number' });
+  const answerDana = await gw.api('POST', '/send', { json: { to: d.data.chatId as string, message: 'answer to Dana' } });
+  t.is(answerDana.status, 200);
+  const toDana = await dana.nextMessage();
+  t.is(toDana.text, 'answer to Dana');
+
+  const eli = await gw.double.contact('+15550000106', { name: 'Eli', addressing: 'lid', alt: false });
+  const eliId = await eli.sendText(gw.double.accountJid(), 'from a LID, number hidden');
+  const e = await gw.waitEvent('message.received', (x) => x.data.messageId === eliId);
+  t.like(e.data, { chatId: eli.lid, from: null, sender: eli.lid, fromName: 'Eli', text: 'from a LID, number hidden' });
+  const answer = await gw.api('POST', '/send', { json: { to: e.data.chatId as string, message: 'answer to a LID' } });
+  t.is(answer.status, 200, JSON.stringify(answer.body));
+  const toEli = await eli.nextMessage();
+  t.is(toEli.id, answer.body.messageId);
+  t.is(toEli.text, 'answer to a LID');
+  t.is(toEli.chat, eli.lid, 'addressed to the LID: the gateway never learnt the number');
+  eli.receipt(toEli, 'read');
+  await gw.waitEvent('message.status', (x) => x.data.messageId === toEli.id && x.data.status === 'read');
+  t.deepEqual(gw.double.errors, []);
+});
+
+test.serial('a group: listed, described, a participant writes in (sender key), the gateway writes out (skmsg) and a read receipt moves it to read', async (t) => {
+  const fay = await gw.double.contact('+15550000107', { name: 'Fay' });
+  const gus = await gw.double.contact('+15550000108', { name: 'Gus', addressing: 'lid' });
+  const group = gw.double.group('Double team', [fay, gus], { description: 'testing groups', admins: [fay] });
+
+  const list = await gw.api('GET', '/groups');
+  t.is(list.status, 200, JSON.stringify(list.body));
+  t.deepEqual(list.body.groups, [{ chatId: group.jid, subject: 'Double team', size: 3 }]);
+  const info = await gw.api('GET', `/groups/${group.jid}`);
+  t.is(info.status, 200, JSON.stringify(info.body));
+  t.like(info.body, { chatId: group.jid, subject: 'Double team', description: 'testing groups' });
+  t.deepEqual(
+    (info.body.participants as Array<{ jid: string; phone?: string; admin: boolean }>).map((p) => [p.jid, p.phone, p.admin]).sort(),
+    [
+      [fay.lid, fay.phone, true],
+      [gus.lid, gus.phone, false],
+      [gw.double.accountLid(), `+${gw.double.accountJid().split('@')[0]}`, true],
+    ].sort(),
+  );
+
+  const inId = await fay.sendText(group.jid, 'hello team');
+  const ev = await gw.waitEvent('message.received', (e) => e.data.messageId === inId);
+  t.like(ev.data, { chatId: group.jid, isGroup: true, from: fay.phone, sender: fay.lid, text: 'hello team' });
+
+  const out = await gw.api('POST', '/send', { json: { to: group.jid, message: 'hello from the gateway' } });
+  t.is(out.status, 200, JSON.stringify(out.body));
+  const [forFay, forGus] = await Promise.all([fay.nextMessage(), gus.nextMessage()]);
+  for (const m of [forFay, forGus]) {
+    t.is(m.id, out.body.messageId);
+    t.is(m.chat, group.jid);
+    t.is(m.text, 'hello from the gateway');
+    t.is(m.encType, 'skmsg');
+  }
+  gus.receipt(forGus, 'delivery');
+  await gw.waitEvent('message.status', (e) => e.data.messageId === forGus.id && e.data.status === 'delivered');
+  fay.receipt(forFay, 'read');
+  await gw.waitEvent('message.status', (e) => e.data.messageId === forFay.id && e.data.status === 'read');
+  t.is((await gw.api('GET', `/messages/${forFay.id}`)).body.status, 'read');
+  t.deepEqual(gw.double.errors, []);
+});
+
+test.serial('actions reach the contact: react, edit, delete, typing; contacts/check asks usync', async (t) => {
+  const hal = await gw.double.contact('+15550000109', { name: 'Hal' });
+  const sent = await gw.api('POST', '/send', { json: { phone: hal.phone, message: 'typo' } });
+  const id = sent.body.messageId as string;
+  await hal.nextMessage();
+  const theirs = await hal.sendText(gw.double.accountJid(), 'nice');
+  await gw.waitEvent('message.received', (e) => e.data.messageId === theirs);
+
+  const react = await gw.api('POST', '/react', { json: { chatId: hal.jid, messageId: theirs, emoji: '👍' } });
+  t.is(react.status, 200, JSON.stringify(react.body));
+  const r = await hal.nextMessage();
+  t.is(r.message.reactionMessage?.text, '👍');
+  t.is(r.message.reactionMessage?.key?.id, theirs);
+  t.false(r.message.reactionMessage?.key?.fromMe, 'a reaction to the contact’s own message');
+
+  const edit = await gw.api('POST', `/messages/${id}/edit`, { json: { chatId: hal.jid, message: 'fixed' } });
+  t.is(edit.status, 200, JSON.stringify(edit.body));
+  const e = await hal.nextMessage();
+  const edited = e.message.protocolMessage ?? e.message.editedMessage?.message?.protocolMessage;
+  t.is(edited?.type, proto.Message.ProtocolMessage.Type.MESSAGE_EDIT);
+  t.is(edited?.key?.id, id);
+  t.is(edited?.editedMessage?.conversation ?? edited?.editedMessage?.extendedTextMessage?.text, 'fixed');
+
+  const del = await gw.api('DELETE', `/messages/${id}?chatId=${encodeURIComponent(hal.jid)}`);
+  t.is(del.status, 200, JSON.stringify(del.body));
+  const d = await hal.nextMessage();
+  t.is(d.message.protocolMessage?.type, proto.Message.ProtocolMessage.Type.REVOKE);
+  t.is(d.message.protocolMessage?.key?.id, id);
+
+  const typing = await gw.api('POST', '/presence', { json: { chatId: hal.jid, state: 'typing' } });
+  t.is(typing.status, 200, JSON.stringify(typing.body));
+  await waitFor(() => hal.chatStates.some((s) => s.state === 'composing'), 3000, 'typing… at the contact');
+
+  const check = await gw.api('POST', '/contacts/check', { json: { phones: [hal.phone, '+15559999999'] } });
+  t.is(check.status, 200, JSON.stringify(check.body));
+  t.deepEqual(check.body.results, [
+    { phone: hal.phone, exists: true, chatId: hal.jid },
+    { phone: '+15559999999', exists: false, chatId: null },
+  ]);
+  t.deepEqual(gw.double.errors, []);
+});
