@@ -9,7 +9,7 @@ import type { Connection, ConnectionFactory, ConnectionHooks, GroupInfo, GroupSu
 import { AuthStateCorruptError, authFilePath, type AuthStore } from './auth-state.js';
 import { InboundQueue } from './inbound.js';
 import { LazyAuthStore } from './lazy-store.js';
-import { foldedStatuses, statusOf, type LidResolver } from './mapping.js';
+import { foldedStatuses, statusOf, withImplied, type LidResolver } from './mapping.js';
 import type { BaileysOptions, MakeSocket, SocketLike } from './options.js';
 import { closeCause, closeCode, messageKey, sendOptions, toContent, toJid, withTimeout } from './outgoing.js';
 import { isPaired } from '../../store/auth-files.js';
@@ -340,9 +340,15 @@ export class BaileysConnection implements Connection {
         this.log.error({ err }, 'connection.update handler failed');
       });
     });
-    sock.ev.on('creds.update', () => {
+    sock.ev.on('creds.update', (update) => {
       // After remove() the store holds a new session; this socket's creds are not it.
-      if (store.state === state) store.saveCreds();
+      if (store.state !== state) return;
+      store.saveCreds();
+      // A pairing (the phone linked this device: `account` arrives) is written at once, not after
+      // the debounce: lost to a crash, the phone would list a device the gateway no longer is.
+      if (update.account) {
+        store.flush().catch((err: unknown) => this.log.error({ err }, 'saving the new pairing failed; will retry'));
+      }
     });
     sock.ev.on('messages.upsert', ({ messages }) => {
       const resolver: LidResolver = { getPNForLID: (lid) => sock.signalRepository.lidMapping.getPNForLID(lid) };
@@ -359,7 +365,7 @@ export class BaileysConnection implements Connection {
         const status = statusOf(update.status);
         if (!key.fromMe || !key.id || !key.remoteJid || status === null) continue;
         const ts = toNumber(update.messageTimestamp ?? 0);
-        out.push({ kind: 'status', messageId: key.id, chatId: jidNormalizedUser(key.remoteJid), status, timestamp: new Date(ts > 0 ? ts * 1000 : Date.now()).toISOString() });
+        out.push(...withImplied({ kind: 'status', messageId: key.id, chatId: jidNormalizedUser(key.remoteJid), status, timestamp: new Date(ts > 0 ? ts * 1000 : Date.now()).toISOString() }));
       }
       if (out.length > 0) this.inbound.updates(out);
     });
@@ -372,8 +378,8 @@ export class BaileysConnection implements Connection {
         const chatId = jidNormalizedUser(key.remoteJid);
         const at = (t: unknown): string => new Date(toNumber(t as number) * 1000 || Date.now()).toISOString();
         if (receipt.receiptTimestamp) out.push({ kind: 'status', messageId: key.id, chatId, status: 'delivered', timestamp: at(receipt.receiptTimestamp) });
-        if (receipt.readTimestamp) out.push({ kind: 'status', messageId: key.id, chatId, status: 'read', timestamp: at(receipt.readTimestamp) });
-        if (receipt.playedTimestamp) out.push({ kind: 'status', messageId: key.id, chatId, status: 'played', timestamp: at(receipt.playedTimestamp) });
+        if (receipt.readTimestamp) out.push(...withImplied({ kind: 'status', messageId: key.id, chatId, status: 'read', timestamp: at(receipt.readTimestamp) }));
+        if (receipt.playedTimestamp) out.push(...withImplied({ kind: 'status', messageId: key.id, chatId, status: 'played', timestamp: at(receipt.playedTimestamp) }));
       }
       if (out.length > 0) this.inbound.updates(out);
     });
