@@ -344,9 +344,11 @@ export class BaileysConnection implements Connection {
       // After remove() the store holds a new session; this socket's creds are not it.
       if (store.state !== state) return;
       store.saveCreds();
-      // A pairing (the phone linked this device: `account` arrives) is written at once, not after
-      // the debounce: lost to a crash, the phone would list a device the gateway no longer is.
-      if (update.account) {
+      // Written at once, not after the debounce, as a crash would cost dearly: a pairing (the phone
+      // linked this device: `account` arrives; lost, the phone lists a device the gateway no longer
+      // is), and the end of the initial sync (`accountSyncCounter`; lost, every later login waits
+      // 20 s, events held back, for a history sync WhatsApp never sends again).
+      if (update.account || update.accountSyncCounter !== undefined) {
         store.flush().catch((err: unknown) => this.log.error({ err }, 'saving the new pairing failed; will retry'));
       }
     });
