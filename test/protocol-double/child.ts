@@ -41,6 +41,8 @@ export interface GatewayOnDouble {
   waitEvent(type: string, match: (e: SignedEvent) => boolean, ms?: number): Promise<SignedEvent>;
   /** SIGKILL, and wait for the process to be gone. */
   kill9(): Promise<void>;
+  /** stdout and stderr of every daemon started so far (killed ones included). */
+  output(): string;
   /** Starts the daemon again on the same data dir; resolves once the instance is connected. */
   restart(): Promise<void>;
   close(): Promise<void>;
@@ -51,6 +53,8 @@ export async function startGatewayOnDouble(options: { double?: ProtocolDoubleOpt
   const receiver = await startReceiver();
   const dataDir = await tempDir('gw-double-msg-');
   let daemon: ChildDaemon | undefined;
+  const debug = process.env.PROTOCOL_DOUBLE_DEBUG === '1';
+  const earlier: string[] = [];
   try {
     const secret = await prepareDataDir(dataDir, {
       webhooks: { allowPrivateTargets: true },
@@ -58,7 +62,8 @@ export async function startGatewayOnDouble(options: { double?: ProtocolDoubleOpt
       sending: { minIntervalMs: 0, jitterMs: 0 },
       plans: { initialCredits: 1000 },
       ...options.config,
-      baileys: { ...FAST_BAILEYS, logLevel: 'silent', ...options.config?.baileys, webSocketUrl: double.url },
+      baileys: { ...FAST_BAILEYS, logLevel: debug ? 'debug' : 'silent', ...options.config?.baileys, webSocketUrl: double.url },
+      ...(debug ? { logLevel: 'debug' as const } : {}),
     });
     const env = { ...childPreloadEnv(), ...mediaTrustEnv() };
     daemon = await startChildDaemon(dataDir, [], env);
@@ -86,17 +91,25 @@ export async function startGatewayOnDouble(options: { double?: ProtocolDoubleOpt
         return type ? all.filter((e) => e.type === type) : all;
       },
       waitEvent: (type, match, ms = 5000) => waitFor(() => self.events(type).find(match), ms, `a ${type} webhook`),
+      output: () => [...earlier, `${self.daemon.stdout()}\n${self.daemon.stderr()}`].join('\n--- restart ---\n'),
       async kill9() {
         self.daemon.kill('SIGKILL');
         await self.daemon.exited;
       },
       async restart() {
+        earlier.push(`${self.daemon.stdout()}\n${self.daemon.stderr()}`);
         self.daemon = await startChildDaemon(dataDir, [], env);
-        await waitFor(async () => (await status()) === 'connected', 10_000, 'connected after the restart');
+        let last = '';
+        try {
+          await waitFor(async () => (last = await status()) === 'connected', 10_000, 'connected after the restart');
+        } catch (err) {
+          throw new Error(`${(err as Error).message} (status ${last}); daemon output:\n${self.daemon.stdout().slice(-3000)}\n${self.daemon.stderr().slice(-3000)}`);
+        }
       },
       async close() {
         self.daemon.kill('SIGKILL');
         await self.daemon.exited;
+        if (debug) console.error(`[daemon output]\n${self.output()}`);
         await double.close();
         await receiver.close();
         await rm(dataDir, { recursive: true, force: true });

@@ -232,6 +232,10 @@ export class Contact {
   readonly chatStates: ChatState[] = [];
   /** Group + gateway device pairs that already have this contact's sender key. */
   private readonly senderKeySent = new Set<string>();
+  /** 1:1 messages this contact sent (stanza attributes and plaintext), kept to answer retry receipts. */
+  private readonly sent = new Map<string, { attrs: Record<string, string>; data: Uint8Array; mediatype: string | undefined }>();
+  /** Retry receipts the gateway sent this contact, and how each was answered. */
+  readonly retries: Array<{ id: string; count: number; withKeys: boolean; answer: 'same-session' | 'new-session-from-receipt' | 'new-session-from-server' }> = [];
 
   constructor(
     private readonly wire: ContactWire,
@@ -416,6 +420,7 @@ export class Contact {
     const devices = options.devices ?? this.wire.devicesOf(account);
     if (devices.length === 0) throw new Error(`${to} has no linked device`);
     const data = encodeWAMessage(message);
+    this.sent.set(id, { attrs, data, mediatype: options.mediatype });
     for (const device of devices) {
       const { type, ciphertext } = await this.encryptFor(device, data);
       this.wire.deliver(device, { tag: 'message', attrs, content: [{ tag: 'enc', attrs: encAttrs(type), content: ciphertext }] });
@@ -524,6 +529,52 @@ export class Contact {
     };
     this.inbox.push(received);
     return received;
+  }
+
+  /**
+   * A retry receipt (`type="retry"`): the gateway could not decrypt a message this contact sent.
+   * Answered as a phone does: with the keys the receipt carries (from the second retry on Baileys
+   * sends them), a new session from them; without keys, a new session from the server's bundle from
+   * the second retry on, else the same session; then the message again, `<enc count=N>`, to that
+   * device only.
+   */
+  async acceptRetry(stanza: BinaryNode, device: Device): Promise<void> {
+    const id = stanza.attrs.id!;
+    const original = this.sent.get(id);
+    if (!original) throw new Error(`retry receipt for ${id}, which ${this.phone} did not send 1:1`);
+    const retry = getBinaryNodeChild(stanza, 'retry');
+    const count = Number(retry?.attrs.count ?? '1');
+    const keys = getBinaryNodeChild(stanza, 'keys');
+    const { repo } = this.device;
+    let answer: Contact['retries'][number]['answer'] = 'same-session';
+    if (keys) {
+      const child = (node: BinaryNode | undefined, tag: string): Buffer => {
+        const c = getBinaryNodeChild(node, tag);
+        return c?.content instanceof Uint8Array ? Buffer.from(c.content) : Buffer.alloc(0);
+      };
+      const uint = (b: Buffer): number => (b.length > 0 ? b.readUIntBE(0, b.length) : 0);
+      const key = getBinaryNodeChild(keys, 'key');
+      const skey = getBinaryNodeChild(keys, 'skey');
+      const prefixed = (b: Buffer): Buffer => (b.length === 33 ? b : Buffer.concat([Buffer.from([5]), b]));
+      await repo.injectE2ESession({
+        jid: device.lid,
+        session: {
+          registrationId: uint(child(stanza, 'registration')),
+          identityKey: prefixed(child(keys, 'identity')),
+          signedPreKey: { keyId: uint(child(skey, 'id')), publicKey: prefixed(child(skey, 'value')), signature: child(skey, 'signature') },
+          ...(key ? { preKey: { keyId: uint(child(key, 'id')), publicKey: prefixed(child(key, 'value')) } } : {}),
+        },
+      });
+      answer = 'new-session-from-receipt';
+    } else if (count >= 2) {
+      await repo.deleteSession([device.lid]);
+      answer = 'new-session-from-server';
+    }
+    this.retries.push({ id, count, withKeys: !!keys, answer });
+    const { type, ciphertext } = await this.encryptFor(device, original.data);
+    const encAttrs: Record<string, string> = { v: '2', type, count: String(count), ...(original.mediatype ? { mediatype: original.mediatype } : {}) };
+    this.wire.deliver(device, { tag: 'message', attrs: { ...original.attrs, t: String(Math.floor(Date.now() / 1000)) }, content: [{ tag: 'enc', attrs: encAttrs, content: ciphertext }] });
+    this.wire.logLine(`${this.phone} answered retry ${count} for ${id} (${answer}, ${type})`);
   }
 
   acceptReceipt(stanza: BinaryNode): void {

@@ -134,6 +134,8 @@ export class ProtocolDouble implements ContactWire {
   readonly chatStates: ChatState[] = [];
   /** `<presence>` stanzas the linked devices sent. */
   readonly presences: BinaryNode[] = [];
+  /** Ids of contact messages Baileys asked to be sent again (retry receipts). */
+  readonly retried = new Set<string>();
   /** Problems: what a contact could not decrypt, nacks from Baileys, stanzas for unknown addresses. Tests assert it stays empty. */
   readonly errors: DoubleError[] = [];
 
@@ -568,6 +570,7 @@ export class ProtocolDouble implements ContactWire {
    * has a session with its phone). Sending before that races the phone's own session start.
    */
   async synced(device: Device | undefined = this.lastDevice(), ms = 5000): Promise<void> {
+    if (!this.initialSync) return;
     const until = Date.now() + ms;
     while (!device || device.syncId === null || device.outbox.some((n) => n.attrs.id === device.syncId)) {
       if (Date.now() > until) throw new Error(`the initial history sync of ${device?.jid ?? 'no device'} was not acknowledged within ${ms} ms`);
@@ -762,7 +765,14 @@ export class ProtocolDouble implements ContactWire {
     if (device) this.settle(device, (n) => n.tag === 'message' && ids.includes(n.attrs.id ?? ''));
     const to = node.attrs.to ?? '';
     const contact = to.endsWith('@g.us') ? this.contactByJid(node.attrs.participant ?? '') : this.contactByJid(to);
-    contact?.acceptReceipt(node);
+    if (node.attrs.type === 'retry') {
+      // Baileys could not decrypt a contact's message: the contact answers it as a phone would.
+      this.retried.add(node.attrs.id ?? '');
+      if (!contact || !device || to.endsWith('@g.us')) this.error(`retry receipt for ${node.attrs.id} from ${to} that no simulated contact can answer`);
+      else contact.acceptRetry(node, device).catch((err: unknown) => this.error(`${contact.phone} could not answer the retry for ${node.attrs.id}: ${err instanceof Error ? err.message : String(err)}`));
+    } else {
+      contact?.acceptReceipt(node);
+    }
     // The server acknowledges receipts.
     this.send(session, { tag: 'ack', attrs: { class: 'receipt', id: node.attrs.id ?? '', from: to, ...(node.attrs.type ? { type: node.attrs.type } : {}) } });
   }
@@ -772,7 +782,10 @@ export class ProtocolDouble implements ContactWire {
     const device = session.device;
     const { id, class: cls, error } = node.attrs;
     if (device) this.settle(device, (n) => n.tag === cls && n.attrs.id === id);
-    if (error) this.error(`Baileys nacked ${cls} ${id} from ${node.attrs.to} with error ${error}`);
+    // A nack after a retry receipt for the same message is how Baileys ends a failed decryption;
+    // the retry is answered (see Contact.acceptRetry). Any other nack is an error.
+    if (error && !(cls === 'message' && this.retried.has(id ?? ''))) this.error(`Baileys nacked ${cls} ${id} from ${node.attrs.to} with error ${error}`);
+    else if (error) this.log(`Baileys nacked ${cls} ${id} after asking for a retry`);
   }
 
   private settle(device: Device, done: (n: BinaryNode) => boolean): void {
