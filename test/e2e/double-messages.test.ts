@@ -13,7 +13,9 @@ import { waitFor } from '../helpers/daemon.js';
 let gw: GatewayOnDouble;
 
 test.before(async () => {
-  gw = await startGatewayOnDouble();
+  // The double claims no pre-keys for the new device, so Baileys uploads its 812 one-time pre-keys
+  // at login, as with WhatsApp; contacts that start a session use them.
+  gw = await startGatewayOnDouble({ double: { assumedPreKeys: 0 } });
 });
 
 test.after.always(async () => {
@@ -129,9 +131,13 @@ test.serial('an image both ways: the contact decrypts what /send-media uploaded,
 
 test.serial('LID senders: with the mapping the gateway reports the phone chat; without it the LID chat, and an answer through that chatId reaches the contact', async (t) => {
   const dana = await gw.double.contact('+15550000105', { name: 'Dana', addressing: 'lid' });
+  const device = gw.double.lastDevice()!;
+  const used = device.usedPreKeys.length;
   const danaId = await dana.sendText(gw.double.accountJid(), 'from a LID, with my number');
   const d = await gw.waitEvent('message.received', (e) => e.data.messageId === danaId);
   t.like(d.data, { chatId: dana.jid, from: dana.phone, sender: dana.lid, text: 'from a LID, with my number' });
+  t.is(device.usedPreKeys.length, used + 1, "Dana's first message started its session on one of the pre-keys the gateway uploaded");
+  t.true(device.preKeys.size + device.usedPreKeys.length >= 812);
   const answerDana = await gw.api('POST', '/send', { json: { to: d.data.chatId as string, message: 'answer to Dana' } });
   t.is(answerDana.status, 200);
   const toDana = await dana.nextMessage();
@@ -232,5 +238,29 @@ test.serial('actions reach the contact: react, edit, delete, typing; contacts/ch
     { phone: hal.phone, exists: true, chatId: hal.jid },
     { phone: '+15559999999', exists: false, chatId: null },
   ]);
+  t.deepEqual(gw.double.errors, []);
+});
+
+test.serial("what the contact does to messages reaches the integrator: its reaction, its edit and its delete become webhooks and show on GET", async (t) => {
+  const ivo = await gw.double.contact('+15550000110', { name: 'Ivo' });
+  const account = gw.double.accountJid();
+  const out = await gw.api('POST', '/send', { json: { phone: ivo.phone, message: 'rate this' } });
+  const m = await ivo.nextMessage();
+  t.is(m.id, out.body.messageId);
+
+  await ivo.react(account, { id: m.id, fromMe: false }, '❤️');
+  const reaction = await gw.waitEvent('message.reaction', (e) => e.data.messageId === m.id);
+  t.like(reaction.data, { chatId: ivo.jid, from: ivo.phone, emoji: '❤️' });
+  t.deepEqual((await gw.api('GET', `/messages/${m.id}`)).body.reactions, [{ sender: reaction.data.sender, emoji: '❤️' }]);
+
+  const own = await ivo.sendText(account, 'teh typo');
+  await gw.waitEvent('message.received', (e) => e.data.messageId === own);
+  await ivo.edit(account, own, 'the typo, fixed');
+  const edited = await gw.waitEvent('message.edited', (e) => e.data.messageId === own);
+  t.like(edited.data, { chatId: ivo.jid, from: ivo.phone, text: 'the typo, fixed' });
+  await ivo.revoke(account, own);
+  await gw.waitEvent('message.deleted', (e) => e.data.messageId === own);
+  const stored = await gw.api('GET', `/messages/${own}`);
+  t.like(stored.body, { messageId: own, edited: true, deleted: true });
   t.deepEqual(gw.double.errors, []);
 });

@@ -228,3 +228,33 @@ test.serial('offline: what arrives while the device is away comes at the next lo
     await double.close();
   }
 });
+
+test.serial('retry receipts: a gateway that lost its session asks again, and the contact answers as a phone does until it decrypts', async (t) => {
+  const double = await ProtocolDouble.start();
+  let c: Client | undefined;
+  try {
+    c = await paired(double);
+    const alice = await double.contact('+15550000002');
+    await c.sock.sendMessage(alice.jid, { text: 'hello' });
+    await alice.nextMessage();
+    const first = await alice.sendText(double.accountJid(), 'one');
+    await waitFor(() => received(c!, first), 3000, 'the first reply');
+    // The gateway forgets its session with the contact (as a crash before its keys were saved would).
+    await c.keys.set({ session: { [c.sock.signalRepository.jidToSignalProtocolAddress(alice.lid)]: null } });
+
+    const second = await alice.sendText(double.accountJid(), 'two');
+    const m = await waitFor(() => c!.upserts.flatMap((u) => u.messages).find((x) => x.key.id === second && x.message), 8000, 'the retried message');
+    t.is(m.message?.conversation, 'two');
+    t.deepEqual(
+      alice.retries.map((r) => [r.count, r.answer]),
+      [
+        [1, 'same-session'],
+        [2, 'new-session-from-receipt'],
+      ],
+    );
+    t.deepEqual(double.errors, []);
+  } finally {
+    if (c) await closeClient(c);
+    await double.close();
+  }
+});
