@@ -258,3 +258,38 @@ test.serial('retry receipts: a gateway that lost its session asks again, and the
     await double.close();
   }
 });
+
+test.serial('a PN-addressed group both ways, and a played receipt', async (t) => {
+  const double = await ProtocolDouble.start();
+  let c: Client | undefined;
+  try {
+    c = await paired(double);
+    const alice = await double.contact('+15550000002', { name: 'Alice' });
+    const bob = await double.contact('+15550000003', { name: 'Bob' });
+    const group = double.group('Old style', [alice, bob], { addressingMode: 'pn' });
+    const meta = await c.sock.groupMetadata(group.jid);
+    t.is(meta.addressingMode, 'pn');
+    t.deepEqual(meta.participants.map((p) => p.id).sort(), [alice.jid, bob.jid, double.accountJid()].sort());
+
+    const inId = await bob.sendText(group.jid, 'pn hello');
+    const inMsg = await waitFor(() => received(c!, inId), 3000, 'the group message');
+    t.is(inMsg.key.participant, bob.jid);
+    t.is(inMsg.key.participantAlt, bob.lid);
+
+    const out = await c.sock.sendMessage(group.jid, { text: 'pn answer' });
+    const [ma, mb] = await Promise.all([alice.nextMessage(), bob.nextMessage()]);
+    t.is(ma.text, 'pn answer');
+    t.is(mb.id, out!.key.id!);
+    bob.receipt(mb, 'played');
+    await waitFor(() => receiptSeen(c!, mb.id, 'readTimestamp'), 3000, 'played (Baileys reports it as read in groups)');
+
+    await c.sock.sendMessage(alice.jid, { text: 'a voice note, say' });
+    const v = await alice.nextMessage();
+    alice.receipt(v, 'played');
+    await waitFor(() => statusSeen(c!, v.id, proto.WebMessageInfo.Status.PLAYED), 3000, 'played');
+    t.deepEqual(double.errors, []);
+  } finally {
+    if (c) await closeClient(c);
+    await double.close();
+  }
+});
