@@ -268,7 +268,7 @@ test.serial('a PN-addressed group both ways, and a played receipt', async (t) =>
     const bob = await double.contact('+15550000003', { name: 'Bob' });
     const group = double.group('Old style', [alice, bob], { addressingMode: 'pn' });
     const meta = await c.sock.groupMetadata(group.jid);
-    t.is(meta.addressingMode, 'pn');
+    t.is(meta.addressingMode as string, 'pn');
     t.deepEqual(meta.participants.map((p) => p.id).sort(), [alice.jid, bob.jid, double.accountJid()].sort());
 
     const inId = await bob.sendText(group.jid, 'pn hello');
