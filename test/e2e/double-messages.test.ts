@@ -88,6 +88,17 @@ test.serial("the contact's reply (quoting) arrives as a signed message.received 
   await gw.api('POST', '/send', { json: { phone: bea.phone, message: 'Thanks' } });
   t.is((await bea.nextMessage()).encType, 'msg');
 
+  // Replies quote with the right author: the contact's message, then the gateway's own.
+  const toTheirs = await gw.api('POST', '/send', { json: { phone: bea.phone, message: 'about your answer', replyTo: replyId } });
+  t.is(toTheirs.status, 200, JSON.stringify(toTheirs.body));
+  const q1 = (await bea.nextMessage()).message.extendedTextMessage?.contextInfo;
+  t.like(q1, { stanzaId: replyId, participant: bea.jid });
+  t.is(q1?.quotedMessage?.conversation ?? q1?.quotedMessage?.extendedTextMessage?.text, 'Answer!', 'the quoted text is the real one');
+  const toOurs = await gw.api('POST', '/send', { json: { phone: bea.phone, message: 'and my question', replyTo: question.id } });
+  t.is(toOurs.status, 200);
+  const q2 = (await bea.nextMessage()).message.extendedTextMessage?.contextInfo;
+  t.like(q2, { stanzaId: question.id, participant: gw.double.accountJid() });
+
   const read = await gw.api('POST', '/read', { json: { chatId: bea.jid } });
   t.is(read.status, 200, JSON.stringify(read.body));
   t.is(read.body.read, 1);
@@ -182,7 +193,7 @@ test.serial('a group: listed, described, a participant writes in (sender key), t
   const ev = await gw.waitEvent('message.received', (e) => e.data.messageId === inId);
   t.like(ev.data, { chatId: group.jid, isGroup: true, from: fay.phone, sender: fay.lid, text: 'hello team' });
 
-  const out = await gw.api('POST', '/send', { json: { to: group.jid, message: 'hello from the gateway' } });
+  const out = await gw.api('POST', '/send', { json: { to: group.jid, message: 'hello from the gateway', replyTo: inId } });
   t.is(out.status, 200, JSON.stringify(out.body));
   const [forFay, forGus] = await Promise.all([fay.nextMessage(), gus.nextMessage()]);
   for (const m of [forFay, forGus]) {
@@ -190,6 +201,8 @@ test.serial('a group: listed, described, a participant writes in (sender key), t
     t.is(m.chat, group.jid);
     t.is(m.text, 'hello from the gateway');
     t.is(m.encType, 'skmsg');
+    // The quote names Fay as its author, as members' apps need to find the quoted message.
+    t.like(m.message.extendedTextMessage?.contextInfo, { stanzaId: inId, participant: fay.lid });
   }
   gus.receipt(forGus, 'delivery');
   await gw.waitEvent('message.status', (e) => e.data.messageId === forGus.id && e.data.status === 'delivered');

@@ -14,7 +14,7 @@ import type { BaileysOptions, MakeSocket, SocketLike } from './options.js';
 import { closeCause, closeCode, messageKey, sendOptions, toContent, toJid, withTimeout } from './outgoing.js';
 import { isPaired } from '../../store/auth-files.js';
 import { CLOSE_CODES, decideOnClose } from './reconnect.js';
-import { RecentSends } from './recent-sends.js';
+import { RecentQuotables, RecentSends } from './recent-sends.js';
 import { Waiters } from './waiters.js';
 
 export type { BaileysOptions, BaileysSettings, MakeSocket, SocketLike } from './options.js';
@@ -43,6 +43,7 @@ export class BaileysConnection implements Connection {
   private readonly store: LazyAuthStore;
   private readonly inbound: InboundQueue;
   private readonly recent = new RecentSends();
+  private readonly quotables = new RecentQuotables();
   /** requestPairingCode callers waiting for a socket that shows a QR. */
   private readonly qrWaiters = new Waiters<SocketLike>();
 
@@ -172,7 +173,8 @@ export class BaileysConnection implements Connection {
     const jid = message.to;
     let sent: WAMessage | undefined;
     try {
-      sent = await sock.sendMessage(jid, toContent(message), sendOptions(message));
+      const known = message.replyTo === undefined ? undefined : this.quotables.lookup(message.replyTo);
+      sent = await sock.sendMessage(jid, toContent(message), sendOptions(message, known));
     } catch (err) {
       if (closeCode(err) === CLOSE_CODES.connectionClosed) {
         throw new GatewayError('CONNECTION_NOT_READY', 'the WhatsApp connection closed while sending', { cause: err });
@@ -182,6 +184,7 @@ export class BaileysConnection implements Connection {
     const id = sent?.key.id;
     if (!id) throw new Error('Baileys returned no message id for a send');
     this.recent.remember(id, sent?.message);
+    this.quotables.remember(id, { message: sent?.message, fromMe: true });
     return { messageId: id };
   }
 
@@ -357,6 +360,9 @@ export class BaileysConnection implements Connection {
       const download = async (msg: WAMessage): Promise<Uint8Array> =>
         downloadMediaMessage(msg, 'buffer', {}, { logger: this.baileysLog, reuploadRequest: (m) => Promise.resolve(m) });
       this.inbound.enqueue(messages, resolver, download);
+      for (const m of messages) {
+        if (!m.key.fromMe && !m.messageStubType) this.quotables.remember(m.key.id, { message: m.message, fromMe: false, participant: m.key.participant });
+      }
       const folded = messages.flatMap((m) => foldedStatuses(m, () => Date.now()));
       if (folded.length > 0) this.inbound.updates(folded);
     });
