@@ -204,6 +204,17 @@ test.serial('a group: listed, described, a participant writes in (sender key), t
     // The quote names Fay as its author, as members' apps need to find the quoted message.
     t.like(m.message.extendedTextMessage?.contextInfo, { stanzaId: inId, participant: fay.lid });
   }
+  // Reacting to Fay's message and marking the group read name her as its author.
+  const react = await gw.api('POST', '/react', { json: { chatId: group.jid, messageId: inId, emoji: '🎉' } });
+  t.is(react.status, 200, JSON.stringify(react.body));
+  const [rFay, rGus] = await Promise.all([fay.nextMessage(), gus.nextMessage()]);
+  for (const r of [rFay, rGus]) t.like(r.message.reactionMessage, { text: '🎉', key: { id: inId, fromMe: false, participant: fay.lid } });
+  const read = await gw.api('POST', '/read', { json: { chatId: group.jid } });
+  t.is(read.status, 200, JSON.stringify(read.body));
+  // (Fay's first receipt from the gateway is the delivery one, `inactive`, for her message.)
+  const readReceipt = await waitFor(() => fay.receiptsFromGateway.find((r) => r.type === 'read'), 3000, 'the read receipt');
+  t.like(readReceipt, { ids: [inId], to: group.jid, participant: fay.lid });
+
   gus.receipt(forGus, 'delivery');
   await gw.waitEvent('message.status', (e) => e.data.messageId === forGus.id && e.data.status === 'delivered');
   fay.receipt(forFay, 'read');
@@ -275,5 +286,18 @@ test.serial("what the contact does to messages reaches the integrator: its react
   await gw.waitEvent('message.deleted', (e) => e.data.messageId === own);
   const stored = await gw.api('GET', `/messages/${own}`);
   t.like(stored.body, { messageId: own, edited: true, deleted: true });
+  t.deepEqual(gw.double.errors, []);
+});
+
+test.serial('a location and a contact card from a contact arrive typed', async (t) => {
+  const jay = await gw.double.contact('+15550000111', { name: 'Jay' });
+  const account = gw.double.accountJid();
+  const loc = await jay.send(account, { locationMessage: { degreesLatitude: 52.52, degreesLongitude: 13.405, name: 'Cafe', address: 'Main street 1' } }, { type: 'media', mediatype: 'location' });
+  const l = await gw.waitEvent('message.received', (e) => e.data.messageId === loc);
+  t.like(l.data, { type: 'location', location: { latitude: 52.52, longitude: 13.405, name: 'Cafe', address: 'Main street 1' } });
+  const vcard = 'BEGIN:VCARD\nVERSION:3.0\nFN:Support\nTEL;type=CELL;waid=15557654321:+15557654321\nEND:VCARD';
+  const card = await jay.send(account, { contactMessage: { displayName: 'Support', vcard } }, { type: 'media', mediatype: 'vcard' });
+  const c = await gw.waitEvent('message.received', (e) => e.data.messageId === card);
+  t.like(c.data, { type: 'contact', contacts: [{ name: 'Support', phone: '+15557654321' }] });
   t.deepEqual(gw.double.errors, []);
 });
