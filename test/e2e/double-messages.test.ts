@@ -301,3 +301,26 @@ test.serial('a location and a contact card from a contact arrive typed', async (
   t.like(c.data, { type: 'contact', contacts: [{ name: 'Support', phone: '+15557654321' }] });
   t.deepEqual(gw.double.errors, []);
 });
+
+test.serial('every other send kind reaches the contact as WhatsApp content: location, contact cards, poll', async (t) => {
+  const kim = await gw.double.contact('+15550000112', { name: 'Kim' });
+  const loc = await gw.api('POST', '/send-location', { json: { phone: kim.phone, latitude: 48.8584, longitude: 2.2945, name: 'Tower' } });
+  t.is(loc.status, 200, JSON.stringify(loc.body));
+  t.like((await kim.nextMessage()).message.locationMessage, { degreesLatitude: 48.8584, degreesLongitude: 2.2945, name: 'Tower' });
+
+  const card = await gw.api('POST', '/send-contact', { json: { phone: kim.phone, contacts: [{ name: 'Support', phone: '+15557654321' }] } });
+  t.is(card.status, 200, JSON.stringify(card.body));
+  const c = await kim.nextMessage();
+  const cards = c.message.contactMessage ? [c.message.contactMessage] : (c.message.contactsArrayMessage?.contacts ?? []);
+  t.is(cards[0]?.displayName, 'Support');
+  t.regex(cards[0]?.vcard ?? '', /15557654321/);
+
+  const poll = await gw.api('POST', '/send-poll', { json: { phone: kim.phone, question: 'Lunch?', options: ['Pizza', 'Sushi'] } });
+  t.is(poll.status, 200, JSON.stringify(poll.body));
+  const p = await kim.nextMessage();
+  const creation = p.message.pollCreationMessage ?? p.message.pollCreationMessageV2 ?? p.message.pollCreationMessageV3;
+  t.is(creation?.name, 'Lunch?');
+  t.deepEqual(creation?.options?.map((o) => o.optionName), ['Pizza', 'Sushi']);
+  t.is(creation?.selectableOptionsCount, 1);
+  t.deepEqual(gw.double.errors, []);
+});
