@@ -6,7 +6,7 @@ import { waitFor } from '../helpers/daemon.js';
 // killed with SIGKILL while a receipt is on its way, and receipts arriving while Baileys still
 // buffers its events after a login.
 
-test('kill -9 between the server ack and the receipts: the receipts wait on the server and, after the restart, become message.status delivered and read once each; Signal state the crash cut short is rebuilt through retry receipts', async (t) => {
+test('kill -9 between the server ack and the receipts: the receipts wait on the server and, after the restart, become message.status delivered and read once each, a message written meanwhile arrives once; Signal state the crash cut short is rebuilt through retry receipts', async (t) => {
   const gw = await startGatewayOnDouble();
   try {
     const ivy = await gw.double.contact('+15550000201', { name: 'Ivy' });
@@ -24,7 +24,8 @@ test('kill -9 between the server ack and the receipts: the receipts wait on the 
     // The contact's phone got it and the user read it while the gateway was down.
     ivy.receipt(m, 'delivery');
     ivy.receipt(m, 'read');
-    t.is(gw.double.pending(device).length, 2, 'both receipts wait on the server for the device');
+    const whileDown = await ivy.sendText(gw.double.accountJid(), 'written while you were down');
+    t.is(gw.double.pending(device).length, 3, 'both receipts and the message wait on the server for the device');
 
     await gw.restart();
     await gw.waitEvent('message.status', (e) => e.data.messageId === messageId && e.data.status === 'read', 10_000);
@@ -36,7 +37,9 @@ test('kill -9 between the server ack and the receipts: the receipts wait on the 
       ['sent', 'delivered', 'read'],
     );
     t.is(gw.events('message.status').filter((e) => e.data.messageId === messageId && e.data.status === 'delivered').length, 1);
-    await waitFor(() => gw.double.pending(device).length === 0, 5000, 'the offline receipts acknowledged');
+    const offline = await gw.waitEvent('message.received', (e) => e.data.messageId === whileDown, 10_000);
+    t.like(offline.data, { chatId: ivy.jid, from: ivy.phone, text: 'written while you were down' });
+    await waitFor(() => gw.double.pending(device).length === 0, 5000, 'the offline stanzas acknowledged');
 
     // Both ways still work. Baileys saves its Signal state 300 ms after a change: killed sooner, it
     // lost the session the first message opened, cannot decrypt the reply and asks for a retry;
@@ -45,6 +48,7 @@ test('kill -9 between the server ack and the receipts: the receipts wait on the 
     const replyId = await ivy.sendText(gw.double.accountJid(), 'after the crash');
     const ev = await gw.waitEvent('message.received', (e) => e.data.messageId === replyId);
     t.is(ev.data.text, 'after the crash');
+    t.is(gw.events('message.received').filter((e) => e.data.messageId === whileDown).length, 1, 'the offline message once');
     const again = await gw.api('POST', '/send', { json: { phone: ivy.phone, message: 'still talking' } });
     t.is(again.status, 200);
     const m2 = await ivy.nextMessage();
