@@ -28,7 +28,7 @@ test('kill -9 between the server ack and the receipts: the receipts wait on the 
     t.is(gw.double.pending(device).length, 3, 'both receipts and the message wait on the server for the device');
 
     await gw.restart();
-    await gw.waitEvent('message.status', (e) => e.data.messageId === messageId && e.data.status === 'read', 10_000);
+    await gw.waitEvent('message.status', (e) => e.data.messageId === messageId && e.data.status === 'read', 20_000);
     await gw.waitEvent('message.status', (e) => e.data.messageId === messageId && e.data.status === 'delivered');
     const got = await gw.api('GET', `/messages/${messageId}`);
     t.is(got.body.status, 'read');
@@ -37,9 +37,9 @@ test('kill -9 between the server ack and the receipts: the receipts wait on the 
       ['sent', 'delivered', 'read'],
     );
     t.is(gw.events('message.status').filter((e) => e.data.messageId === messageId && e.data.status === 'delivered').length, 1);
-    const offline = await gw.waitEvent('message.received', (e) => e.data.messageId === whileDown, 10_000);
+    const offline = await gw.waitEvent('message.received', (e) => e.data.messageId === whileDown, 20_000);
     t.like(offline.data, { chatId: ivy.jid, from: ivy.phone, text: 'written while you were down' });
-    await waitFor(() => gw.double.pending(device).length === 0, 5000, 'the offline stanzas acknowledged');
+    await waitFor(() => gw.double.pending(device).length === 0, 10_000, 'the offline stanzas acknowledged');
 
     // Both ways still work. Baileys saves its Signal state 300 ms after a change: killed sooner, it
     // lost the session the first message opened, cannot decrypt the reply and asks for a retry;

@@ -83,7 +83,7 @@ test.serial("the contact's reply (quoting) arrives as a signed message.received 
   const delivery = await bea.nextReceipt();
   t.deepEqual(delivery.ids, [replyId]);
   t.is(delivery.type, 'inactive');
-  await waitFor(() => gw.double.pending().length === 0, 3000, 'nothing left unacknowledged');
+  await waitFor(() => gw.double.pending().length === 0, 10_000, 'nothing left unacknowledged');
   // The reply used the session the gateway's pkmsg opened: the next message is a plain `msg`.
   await gw.api('POST', '/send', { json: { phone: bea.phone, message: 'Thanks' } });
   t.is((await bea.nextMessage()).encType, 'msg');
@@ -212,7 +212,7 @@ test.serial('a group: listed, described, a participant writes in (sender key), t
   const read = await gw.api('POST', '/read', { json: { chatId: group.jid } });
   t.is(read.status, 200, JSON.stringify(read.body));
   // (Fay's first receipt from the gateway is the delivery one, `inactive`, for her message.)
-  const readReceipt = await waitFor(() => fay.receiptsFromGateway.find((r) => r.type === 'read'), 3000, 'the read receipt');
+  const readReceipt = await waitFor(() => fay.receiptsFromGateway.find((r) => r.type === 'read'), 10_000, 'the read receipt');
   t.like(readReceipt, { ids: [inId], to: group.jid, participant: fay.lid });
 
   gus.receipt(forGus, 'delivery');
@@ -254,7 +254,7 @@ test.serial('actions reach the contact: react, edit, delete, typing; contacts/ch
 
   const typing = await gw.api('POST', '/presence', { json: { chatId: hal.jid, state: 'typing' } });
   t.is(typing.status, 200, JSON.stringify(typing.body));
-  await waitFor(() => hal.chatStates.some((s) => s.state === 'composing'), 3000, 'typing… at the contact');
+  await waitFor(() => hal.chatStates.some((s) => s.state === 'composing'), 10_000, 'typing… at the contact');
 
   const check = await gw.api('POST', '/contacts/check', { json: { phones: [hal.phone, '+15559999999'] } });
   t.is(check.status, 200, JSON.stringify(check.body));

@@ -50,11 +50,11 @@ async function paired(double: ProtocolDouble): Promise<Client> {
   const creds = initAuthCreds();
   const keys = memoryKeys();
   const first = connect(double, creds, keys);
-  const qr = await waitFor(() => first.conn.find((u) => u.qr)?.qr, 5000, 'a QR');
+  const qr = await waitFor(() => first.conn.find((u) => u.qr)?.qr, 10_000, 'a QR');
   await double.scan(qr);
-  await waitFor(() => first.conn.some((u) => u.connection === 'close'), 5000, 'the 515 close');
+  await waitFor(() => first.conn.some((u) => u.connection === 'close'), 10_000, 'the 515 close');
   const c = connect(double, creds, keys);
-  await waitFor(() => c.conn.some((u) => u.connection === 'open'), 5000, 'open');
+  await waitFor(() => c.conn.some((u) => u.connection === 'open'), 10_000, 'open');
   await double.synced();
   return c;
 }
@@ -93,12 +93,12 @@ test.serial('1:1 text both ways: pkmsg then msg, receipts become statuses, the c
     t.is(m1.chat, alice.jid);
 
     alice.receipt(m1, 'delivery');
-    await waitFor(() => statusSeen(c!, m1.id, proto.WebMessageInfo.Status.DELIVERY_ACK), 3000, 'delivered');
+    await waitFor(() => statusSeen(c!, m1.id, proto.WebMessageInfo.Status.DELIVERY_ACK), 10_000, 'delivered');
     alice.receipt(m1, 'read');
-    await waitFor(() => statusSeen(c!, m1.id, proto.WebMessageInfo.Status.READ), 3000, 'read');
+    await waitFor(() => statusSeen(c!, m1.id, proto.WebMessageInfo.Status.READ), 10_000, 'read');
 
     const replyId = await alice.sendText(double.accountJid(), 'hi gateway', { quoted: m1 });
-    const reply = await waitFor(() => received(c!, replyId), 3000, 'the reply upsert');
+    const reply = await waitFor(() => received(c!, replyId), 10_000, 'the reply upsert');
     t.is(reply.message?.extendedTextMessage?.text, 'hi gateway');
     t.is(reply.message?.extendedTextMessage?.contextInfo?.stanzaId, m1.id);
     t.is(reply.pushName, 'Alice');
@@ -177,14 +177,14 @@ test.serial('groups: metadata, all groups, a participant writes (sender key), th
     t.deepEqual(Object.keys(all), [group.jid]);
 
     const inId = await alice.sendText(group.jid, 'hello group');
-    const inMsg = await waitFor(() => received(c!, inId), 3000, 'the group message');
+    const inMsg = await waitFor(() => received(c!, inId), 10_000, 'the group message');
     t.is(inMsg.key.remoteJid, group.jid);
     t.is(inMsg.key.participant, alice.lid);
     t.is(inMsg.key.participantAlt, alice.jid);
     t.is(inMsg.message?.conversation, 'hello group');
     // A second one needs no new sender key distribution.
     const inId2 = await alice.sendText(group.jid, 'again');
-    t.is((await waitFor(() => received(c!, inId2), 3000, 'the second group message')).message?.conversation, 'again');
+    t.is((await waitFor(() => received(c!, inId2), 10_000, 'the second group message')).message?.conversation, 'again');
 
     const out = await c.sock.sendMessage(group.jid, { text: 'hello team' });
     const [ma, mb] = await Promise.all([alice.nextMessage(), bob.nextMessage()]);
@@ -195,7 +195,7 @@ test.serial('groups: metadata, all groups, a participant writes (sender key), th
       t.true(m.isGroup);
     }
     alice.receipt(ma, 'read');
-    await waitFor(() => receiptSeen(c!, ma.id, 'readTimestamp'), 3000, 'group read receipt');
+    await waitFor(() => receiptSeen(c!, ma.id, 'readTimestamp'), 10_000, 'group read receipt');
     t.deepEqual(double.errors, []);
   } finally {
     if (c) await closeClient(c);
@@ -218,10 +218,10 @@ test.serial('offline: what arrives while the device is away comes at the next lo
     t.is(double.pending().length, 2);
 
     c = connect(double, c.creds, c.keys);
-    await waitFor(() => statusSeen(c!, sent!.key.id!, proto.WebMessageInfo.Status.DELIVERY_ACK), 5000, 'the offline receipt');
-    await waitFor(() => received(c!, away), 5000, 'the offline message');
+    await waitFor(() => statusSeen(c!, sent!.key.id!, proto.WebMessageInfo.Status.DELIVERY_ACK), 10_000, 'the offline receipt');
+    await waitFor(() => received(c!, away), 10_000, 'the offline message');
     t.is(c.upserts.find((u) => u.messages.some((x) => x.key.id === away))?.type, 'append');
-    await waitFor(() => double.pending().length === 0, 3000, 'both acknowledged');
+    await waitFor(() => double.pending().length === 0, 10_000, 'both acknowledged');
     t.deepEqual(double.errors, []);
   } finally {
     if (c) await closeClient(c);
@@ -238,12 +238,12 @@ test.serial('retry receipts: a gateway that lost its session asks again, and the
     await c.sock.sendMessage(alice.jid, { text: 'hello' });
     await alice.nextMessage();
     const first = await alice.sendText(double.accountJid(), 'one');
-    await waitFor(() => received(c!, first), 3000, 'the first reply');
+    await waitFor(() => received(c!, first), 10_000, 'the first reply');
     // The gateway forgets its session with the contact (as a crash before its keys were saved would).
     await c.keys.set({ session: { [c.sock.signalRepository.jidToSignalProtocolAddress(alice.lid)]: null } });
 
     const second = await alice.sendText(double.accountJid(), 'two');
-    const m = await waitFor(() => c!.upserts.flatMap((u) => u.messages).find((x) => x.key.id === second && x.message), 8000, 'the retried message');
+    const m = await waitFor(() => c!.upserts.flatMap((u) => u.messages).find((x) => x.key.id === second && x.message), 15_000, 'the retried message');
     t.is(m.message?.conversation, 'two');
     t.deepEqual(
       alice.retries.map((r) => [r.count, r.answer]),
@@ -272,7 +272,7 @@ test.serial('a PN-addressed group both ways, and a played receipt', async (t) =>
     t.deepEqual(meta.participants.map((p) => p.id).sort(), [alice.jid, bob.jid, double.accountJid()].sort());
 
     const inId = await bob.sendText(group.jid, 'pn hello');
-    const inMsg = await waitFor(() => received(c!, inId), 3000, 'the group message');
+    const inMsg = await waitFor(() => received(c!, inId), 10_000, 'the group message');
     t.is(inMsg.key.participant, bob.jid);
     t.is(inMsg.key.participantAlt, bob.lid);
 
@@ -281,12 +281,12 @@ test.serial('a PN-addressed group both ways, and a played receipt', async (t) =>
     t.is(ma.text, 'pn answer');
     t.is(mb.id, out!.key.id!);
     bob.receipt(mb, 'played');
-    await waitFor(() => receiptSeen(c!, mb.id, 'readTimestamp'), 3000, 'played (Baileys reports it as read in groups)');
+    await waitFor(() => receiptSeen(c!, mb.id, 'readTimestamp'), 10_000, 'played (Baileys reports it as read in groups)');
 
     await c.sock.sendMessage(alice.jid, { text: 'a voice note, say' });
     const v = await alice.nextMessage();
     alice.receipt(v, 'played');
-    await waitFor(() => statusSeen(c!, v.id, proto.WebMessageInfo.Status.PLAYED), 3000, 'played');
+    await waitFor(() => statusSeen(c!, v.id, proto.WebMessageInfo.Status.PLAYED), 10_000, 'played');
     t.deepEqual(double.errors, []);
   } finally {
     if (c) await closeClient(c);

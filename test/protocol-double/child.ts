@@ -90,7 +90,7 @@ export async function startGatewayOnDouble(options: { double?: ProtocolDoubleOpt
         const all = receiver.requests.map((r) => ({ ...(verifier.verify(r.body, r.headers) as Omit<SignedEvent, 'webhookId'>), webhookId: r.headers['webhook-id'] ?? '' }));
         return type ? all.filter((e) => e.type === type) : all;
       },
-      waitEvent: (type, match, ms = 5000) => waitFor(() => self.events(type).find(match), ms, `a ${type} webhook`),
+      waitEvent: (type, match, ms = 15_000) => waitFor(() => self.events(type).find(match), ms, `a ${type} webhook`),
       output: () => [...earlier, `${self.daemon.stdout()}\n${self.daemon.stderr()}`].join('\n--- restart ---\n'),
       async kill9() {
         self.daemon.kill('SIGKILL');
@@ -101,7 +101,7 @@ export async function startGatewayOnDouble(options: { double?: ProtocolDoubleOpt
         self.daemon = await startChildDaemon(dataDir, [], env);
         let last = '';
         try {
-          await waitFor(async () => (last = await status()) === 'connected', 10_000, 'connected after the restart');
+          await waitFor(async () => (last = await status()) === 'connected', 20_000, 'connected after the restart');
         } catch (err) {
           throw new Error(`${(err as Error).message} (status ${last}); daemon output:\n${self.daemon.stdout().slice(-3000)}\n${self.daemon.stderr().slice(-3000)}`);
         }
@@ -116,11 +116,11 @@ export async function startGatewayOnDouble(options: { double?: ProtocolDoubleOpt
       },
     };
 
-    await waitFor(async () => (await status()) === 'qr_code_generated', 10_000, 'a QR');
+    await waitFor(async () => (await status()) === 'qr_code_generated', 20_000, 'a QR');
     const qr = await self.api('GET', '/qr-code');
     await double.scan(qr.body.qr as string);
-    await waitFor(async () => (await status()) === 'connected', 10_000, 'connected');
-    await double.synced();
+    await waitFor(async () => (await status()) === 'connected', 20_000, 'connected');
+    await double.synced(undefined, 15_000);
     return self;
   } catch (err) {
     daemon?.kill('SIGKILL');

@@ -282,12 +282,12 @@ export class Contact {
   }
 
   /** The next message the gateway sent to this contact (waits up to `ms`). */
-  nextMessage(ms = 5000): Promise<ContactMessage> {
+  nextMessage(ms = 10_000): Promise<ContactMessage> {
     return this.inbox.next(ms, `message for ${this.phone}`);
   }
 
   /** The next receipt the gateway sent to this contact (waits up to `ms`). */
-  nextReceipt(ms = 5000): Promise<GatewayReceipt> {
+  nextReceipt(ms = 10_000): Promise<GatewayReceipt> {
     return this.receiptBox.next(ms, `receipt for ${this.phone}`);
   }
 
