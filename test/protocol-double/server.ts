@@ -569,7 +569,7 @@ export class ProtocolDouble implements ContactWire {
    * Resolves once the device acknowledged its initial history sync (Baileys is then online and
    * has a session with its phone). Sending before that races the phone's own session start.
    */
-  async synced(device: Device | undefined = this.lastDevice(), ms = 5000): Promise<void> {
+  async synced(device: Device | undefined = this.lastDevice(), ms = 10_000): Promise<void> {
     if (!this.initialSync) return;
     const until = Date.now() + ms;
     while (!device || device.syncId === null || device.outbox.some((n) => n.attrs.id === device.syncId)) {
