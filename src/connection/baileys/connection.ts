@@ -352,7 +352,7 @@ export class BaileysConnection implements Connection {
       // is), and the end of the initial sync (`accountSyncCounter`; lost, every later login waits
       // 20 s, events held back, for a history sync WhatsApp never sends again).
       if (update.account || update.accountSyncCounter !== undefined) {
-        store.flush().catch((err: unknown) => this.log.error({ err }, 'saving the new pairing failed; will retry'));
+        store.flush().catch((err: unknown) => this.log.error({ err }, 'saving the credentials at once failed; the debounced save retries'));
       }
     });
     sock.ev.on('messages.upsert', ({ messages }) => {
