@@ -324,3 +324,16 @@ test.serial('every other send kind reaches the contact as WhatsApp content: loca
   t.is(creation?.selectableOptionsCount, 1);
   t.deepEqual(gw.double.errors, []);
 });
+
+test.serial('a message the server refuses (ack with an error) becomes message.status failed', async (t) => {
+  const lea = await gw.double.contact('+15550000113', { name: 'Lea' });
+  gw.double.rejectMessages('479');
+  const res = await gw.api('POST', '/send', { json: { phone: lea.phone, message: 'refused' } });
+  t.is(res.status, 200, 'Baileys resolves the send once the stanza is written');
+  const id = res.body.messageId as string;
+  const failed = await gw.waitEvent('message.status', (e) => e.data.messageId === id && e.data.status === 'failed');
+  t.regex(failed.data.error as string, /479/);
+  t.like((await gw.api('GET', `/messages/${id}`)).body, { status: 'failed', error: failed.data.error });
+  t.is(lea.messages.length, 0, 'never delivered');
+  t.deepEqual(gw.double.errors, []);
+});

@@ -145,6 +145,8 @@ export class ProtocolDouble implements ContactWire {
   initialSync: boolean;
   /** Each account's phone (device 0) as a Signal device, by phone digits. */
   readonly phones = new Map<string, Contact>();
+  /** Error codes for the next messages from linked devices (rejectMessages). */
+  private readonly rejections: string[] = [];
   /** Registrations still to be answered with an empty pair-device (refs exhausted at once). */
   private exhaustedRefs = 0;
 
@@ -431,6 +433,15 @@ export class ProtocolDouble implements ContactWire {
     for (const s of sessions) s.silent = true;
   }
 
+  /**
+   * The server refuses the next `count` messages the linked devices send: `<ack class="message"
+   * error=CODE>` instead of delivering them (WhatsApp uses e.g. 463 for a missing privacy token,
+   * 479 for a stanza it rejects). Baileys reports it as status ERROR.
+   */
+  rejectMessages(error: string, count = 1): void {
+    for (let i = 0; i < count; i++) this.rejections.push(error);
+  }
+
   /** The next `count` registrations get a pair-device without refs: Baileys ends at once with 408 "QR refs attempts ended". */
   exhaustRefs(count = 1): void {
     this.exhaustedRefs += count;
@@ -705,6 +716,12 @@ export class ProtocolDouble implements ContactWire {
     this.gatewayMessages.push(node);
     const to = node.attrs.to ?? '';
     const id = node.attrs.id ?? '';
+    const rejection = this.rejections.shift();
+    if (rejection !== undefined) {
+      this.log(`rejecting message ${id} with error ${rejection}`);
+      this.send(session, { tag: 'ack', attrs: { class: 'message', id, from: to, t: nowSeconds(), error: rejection } });
+      return;
+    }
     const participants = getBinaryNodeChildren(getBinaryNodeChild(node, 'participants'), 'to');
     /** Who a `<to jid>` is: a contact's or a phone's device 0 (linked devices, e.g. Baileys itself in a group's SKDM list, are not simulated). */
     const recipientOf = (jid: string | undefined): Contact | undefined => {

@@ -373,7 +373,10 @@ export class BaileysConnection implements Connection {
         const status = statusOf(update.status);
         if (!key.fromMe || !key.id || !key.remoteJid || status === null) continue;
         const ts = toNumber(update.messageTimestamp ?? 0);
-        out.push(...withImplied({ kind: 'status', messageId: key.id, chatId: jidNormalizedUser(key.remoteJid), status, timestamp: new Date(ts > 0 ? ts * 1000 : Date.now()).toISOString() }));
+        // A server nack (`<ack error=…>`): Baileys passes the code along; say which.
+        const code = status === 'failed' ? update.messageStubParameters?.[0] : undefined;
+        const error = code ? { error: `WhatsApp refused the message (error ${code})` } : {};
+        out.push(...withImplied({ kind: 'status', messageId: key.id, chatId: jidNormalizedUser(key.remoteJid), status, timestamp: new Date(ts > 0 ? ts * 1000 : Date.now()).toISOString(), ...error }));
       }
       if (out.length > 0) this.inbound.updates(out);
     });

@@ -254,7 +254,9 @@ export function foldedStatuses(msg: WAMessage, now: () => number): MessageUpdate
   };
   const out: StatusUpdate[] = [];
   const status = statusOf(msg.status);
-  if (status !== null) out.push(...withImplied({ kind: 'status', messageId: key.id, chatId, status, timestamp: at(msg.messageTimestamp) }));
+  const code = status === 'failed' ? msg.messageStubParameters?.[0] : undefined;
+  const error = code ? { error: `WhatsApp refused the message (error ${code})` } : {};
+  if (status !== null) out.push(...withImplied({ kind: 'status', messageId: key.id, chatId, status, timestamp: at(msg.messageTimestamp), ...error }));
   for (const r of msg.userReceipt ?? []) {
     if (r.receiptTimestamp) out.push({ kind: 'status', messageId: key.id, chatId, status: 'delivered', timestamp: at(r.receiptTimestamp) });
     if (r.readTimestamp) out.push(...withImplied({ kind: 'status', messageId: key.id, chatId, status: 'read', timestamp: at(r.readTimestamp) }));
