@@ -101,6 +101,8 @@ export async function startDoubleDaemon(options: { double?: ProtocolDoubleOption
       const qr = res.body.qr as string;
       await double.scan(qr);
       await self.waitStatus(id, key, 'connected');
+      // The phone's initial history sync acknowledged: Baileys is online, nothing left in flight.
+      await double.synced();
       return { id, key, qr };
     },
     async restart() {

@@ -1,6 +1,9 @@
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
-export { ProtocolDouble, Session, type ProtocolDoubleOptions, type SessionKind, type Account, type Device } from './server.js';
+export { ProtocolDouble, Session, type DoubleError, type ProtocolDoubleOptions, type SessionKind, type Account, type Device } from './server.js';
+export { Contact, SignalDevice, type ChatState, type ContactMessage, type ContactOptions, type GatewayReceipt, type ReceiptType } from './contact.js';
+export { Group, type GroupOptions } from './group.js';
+export { MediaHost, MEDIA_CA_PATH, decryptMedia, encryptMedia, mediaTrustEnv, type MediaKind } from './media.js';
 export { parseQr, type ParsedQr } from './phone.js';
 export { TEST_ROOT_KEY, TEST_ROOT_SERIAL, makeCertChain, verifySignature } from './cert.js';
 

@@ -27,6 +27,17 @@ export interface Device {
   registrationId: number;
   signedPreKey: { id: number; public: Buffer; signature: Buffer };
   removed: boolean;
+  /** One-time pre-keys Baileys uploaded (id -> 32-byte public), not yet handed out in a bundle. */
+  preKeys: Map<number, Buffer>;
+  /** Pre-key ids handed out in bundles (consumed), in order. */
+  usedPreKeys: number[];
+  /**
+   * Stanzas for this device not yet acknowledged (by `<ack>`, or `<receipt>` for a message):
+   * sent at once to a live session, and again, marked `offline`, at the next login.
+   */
+  outbox: BinaryNode[];
+  /** The id of the initial history sync the phone sent this device (once per pairing, after its first login). */
+  syncId: string | null;
 }
 
 export interface ParsedQr {

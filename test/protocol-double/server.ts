@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
+import { deflateSync } from 'node:zlib';
 import {
   binaryNodeToString,
   Curve,
@@ -7,16 +8,33 @@ import {
   encodeBinaryNode,
   getBinaryNodeChild,
   getBinaryNodeChildren,
+  jidDecode,
   proto,
   type BinaryNode,
   type KeyPair,
 } from '@whiskeysockets/baileys';
 import { makeCertChain } from './cert.js';
+import { Contact, newStanzaId, SignalDevice, type Bundle, type ChatState, type ContactOptions, type ContactWire } from './contact.js';
+import { Group, type GroupOptions } from './group.js';
+import { MediaHost } from './media.js';
 import { encodeFrame, FrameReader, NoiseResponder } from './noise.js';
 import { buildPairSuccess, parseQr, verifyPairDeviceSign, type Account, type Device } from './phone.js';
 import { WebSocketServer, WS_OPEN, type WsServer, type WsSocket } from './ws.js';
 
 export type { Account, Device } from './phone.js';
+
+const be = (n: number, bytes: number): Buffer => {
+  const b = Buffer.alloc(bytes);
+  b.writeUIntBE(n, 0, bytes);
+  return b;
+};
+const uint = (node: BinaryNode | undefined): number =>
+  node?.content instanceof Uint8Array && node.content.length > 0 ? Buffer.from(node.content).readUIntBE(0, node.content.length) : 0;
+const bytes = (node: BinaryNode | undefined): Buffer => (node?.content instanceof Uint8Array ? Buffer.from(node.content) : Buffer.alloc(0));
+/** 32-byte X25519 public key (drops the 0x05 type prefix if present). */
+const raw32 = (key: Uint8Array): Buffer => Buffer.from(key.length === 33 ? key.subarray(1) : key);
+const children = (node: BinaryNode | undefined): BinaryNode[] => (Array.isArray(node?.content) ? node.content : []);
+const nowSeconds = (): string => String(Math.floor(Date.now() / 1000));
 
 const S_WHATSAPP_NET = 's.whatsapp.net';
 
@@ -34,8 +52,22 @@ export interface ProtocolDoubleOptions {
   assumedPreKeys?: number;
   /** Whether to send `<ib><offline count="0"/></ib>` after `<success/>`, as the real server does. */
   sendOffline?: boolean;
+  /**
+   * Whether the account's phone sends a newly linked device its initial history sync after its
+   * first login (default true), as WhatsApp does: a `historySyncNotification` (INITIAL_BOOTSTRAP,
+   * inline payload with the contacts' LID<->PN mappings), after which Baileys syncs app state
+   * (answered empty) and goes online. Without it Baileys buffers events for up to 20 s after each
+   * login until then.
+   */
+  initialSync?: boolean;
   /** Debug sink for a line per event and decoded stanza (or set PROTOCOL_DOUBLE_DEBUG=1). */
   log?: (line: string) => void;
+}
+
+/** What the double made of a problem it saw (a stanza it could not decrypt, a nack from Baileys, …). */
+export interface DoubleError {
+  at: number;
+  what: string;
 }
 
 export type SessionKind = 'registration' | 'login';
@@ -88,17 +120,33 @@ export class Session {
  * A local WhatsApp-Web server for tests: Noise XX responder with a test-rooted certificate chain,
  * QR registration and login, generic iq answers, and faults on demand. See README.md.
  */
-export class ProtocolDouble {
+export class ProtocolDouble implements ContactWire {
   readonly sessions: Session[] = [];
   /** Paired devices by `user:device` (the login lookup key). */
   readonly devices = new Map<string, Device>();
   readonly accounts = new Map<string, Account>();
-  /** Uploaded one-time pre-key ids by device key. */
-  readonly preKeys = new Map<string, number[]>();
+  /** Simulated contacts by phone digits. */
+  readonly contacts = new Map<string, Contact>();
+  readonly groups = new Map<string, Group>();
+  /** Every `<message>` a linked device sent, in order. */
+  readonly gatewayMessages: BinaryNode[] = [];
+  /** Chat states (`typing…`) the linked devices sent. */
+  readonly chatStates: ChatState[] = [];
+  /** `<presence>` stanzas the linked devices sent. */
+  readonly presences: BinaryNode[] = [];
+  /** Ids of contact messages Baileys asked to be sent again (retry receipts). */
+  readonly retried = new Set<string>();
+  /** Problems: what a contact could not decrypt, nacks from Baileys, stanzas for unknown addresses. Tests assert it stays empty. */
+  readonly errors: DoubleError[] = [];
 
   refs: number;
   assumedPreKeys: number;
   sendOffline: boolean;
+  initialSync: boolean;
+  /** Each account's phone (device 0) as a Signal device, by phone digits. */
+  readonly phones = new Map<string, Contact>();
+  /** Error codes for the next messages from linked devices (rejectMessages). */
+  private readonly rejections: string[] = [];
   /** Registrations still to be answered with an empty pair-device (refs exhausted at once). */
   private exhaustedRefs = 0;
 
@@ -112,11 +160,14 @@ export class ProtocolDouble {
   private constructor(
     private readonly wss: WsServer,
     readonly port: number,
+    /** The media host `media_conn` points at (HTTPS on loopback, see media.ts). */
+    readonly media: MediaHost,
     options: ProtocolDoubleOptions,
   ) {
     this.refs = options.refs ?? 6;
     this.assumedPreKeys = options.assumedPreKeys ?? 30;
     this.sendOffline = options.sendOffline ?? true;
+    this.initialSync = options.initialSync ?? true;
     this.defaultPhone = options.phone ?? '15550000001';
     this.certChain = makeCertChain(this.staticKey.public);
     const debug = process.env.PROTOCOL_DOUBLE_DEBUG === '1' ? (line: string) => console.error(`[double] ${line}`) : () => undefined;
@@ -131,7 +182,8 @@ export class ProtocolDouble {
       wss.on('error', reject);
     });
     const address = wss.address() as AddressInfo;
-    return new ProtocolDouble(wss, address.port, options);
+    const media = await MediaHost.start();
+    return new ProtocolDouble(wss, address.port, media, options);
   }
 
   /** What to put in `baileys.webSocketUrl`. */
@@ -180,6 +232,115 @@ export class ProtocolDouble {
   async close(): Promise<void> {
     for (const s of this.sessions) if (!s.closed) s.socket.terminate();
     await new Promise<void>((resolve) => this.wss.close(() => resolve()));
+    await this.media.close();
+  }
+
+  // ---- the simulated world: contacts, groups ---------------------------------------------------
+
+  /** The account's phone JID (`DIGITS@s.whatsapp.net`), what contacts write to. */
+  accountJid(phone = this.defaultPhone): string {
+    return `${this.account(phone).phone}@${S_WHATSAPP_NET}`;
+  }
+
+  /** The account's LID JID (`LID@lid`). */
+  accountLid(phone = this.defaultPhone): string {
+    return `${this.account(phone).lidUser}@lid`;
+  }
+
+  /**
+   * A simulated contact with its own Signal identity and pre-keys (created on first call; later
+   * calls return the same contact and ignore `options`). `phone` with or without `+`.
+   */
+  async contact(phone: string, options: ContactOptions = {}): Promise<Contact> {
+    const digits = phone.replace(/^\+/, '');
+    const existing = this.contacts.get(digits);
+    if (existing) return existing;
+    const contact = new Contact(this, `+${digits}`, await SignalDevice.create(options.preKeys ?? 5), options);
+    this.contacts.set(digits, contact);
+    return contact;
+  }
+
+  /** A group of the account (default phone) and `contacts`. */
+  group(subject: string, contacts: Contact[], options: GroupOptions & { phone?: string } = {}): Group {
+    const group = new Group(subject, this.account(options.phone), contacts, options);
+    this.groups.set(group.jid, group);
+    return group;
+  }
+
+  /** The account's phone (device 0), a Signal device like a contact's; it sends the initial history sync. */
+  async phoneOf(account: Account): Promise<Contact> {
+    let phone = this.phones.get(account.phone);
+    if (!phone) {
+      phone = new Contact(this, `+${account.phone}`, await SignalDevice.create(5), { name: 'Phone', lid: account.lidUser, alt: false });
+      this.phones.set(account.phone, phone);
+    }
+    return phone;
+  }
+
+  /** Linked, not removed devices of an account. */
+  devicesOf(account: Account): Device[] {
+    return [...this.devices.values()].filter((d) => d.account === account && !d.removed);
+  }
+
+  accountByJid(jid: string): Account | undefined {
+    const decoded = jidDecode(jid);
+    if (!decoded) return undefined;
+    if (decoded.server === 'lid') return [...this.accounts.values()].find((a) => a.lidUser === decoded.user);
+    if (decoded.server === S_WHATSAPP_NET) return this.accounts.get(decoded.user);
+    return undefined;
+  }
+
+  contactByJid(jid: string): Contact | undefined {
+    const decoded = jidDecode(jid);
+    if (!decoded) return undefined;
+    if (decoded.server === 'lid') return [...this.contacts.values()].find((c) => c.lidUser === decoded.user);
+    if (decoded.server === S_WHATSAPP_NET) return this.contacts.get(decoded.user);
+    return undefined;
+  }
+
+  groupByJid(jid: string): Group | undefined {
+    return this.groups.get(jid);
+  }
+
+  /** A linked device's pre-key bundle; hands out (consumes) one of the pre-keys it uploaded, if any. */
+  bundleOf(device: Device): Bundle {
+    const next = device.preKeys.entries().next();
+    let preKey: Bundle['preKey'];
+    if (!next.done) {
+      const [id, pub] = next.value;
+      device.preKeys.delete(id);
+      device.usedPreKeys.push(id);
+      preKey = { id, public: pub };
+    }
+    return { registrationId: device.registrationId, identity: raw32(device.identityKey), signedPreKey: { ...device.signedPreKey, public: raw32(device.signedPreKey.public) }, ...(preKey ? { preKey } : {}) };
+  }
+
+  /**
+   * Queues a stanza for a linked device: sent now to its live session(s), kept until Baileys
+   * acknowledges it (`<ack>`, or `<receipt>` for a message) and sent again, marked `offline`, at its
+   * next login, as WhatsApp's offline queue does.
+   */
+  deliver(device: Device, node: BinaryNode): void {
+    device.outbox.push(node);
+    for (const s of this.onlineSessions(device)) this.send(s, node);
+  }
+
+  /** Stanzas waiting for a device's acknowledgement. */
+  pending(device: Device | undefined = this.lastDevice()): BinaryNode[] {
+    return device ? [...device.outbox] : [];
+  }
+
+  private onlineSessions(device: Device): Session[] {
+    return this.sessions.filter((s) => s.succeeded && s.ready && !s.silent && s.device === device);
+  }
+
+  error(what: string): void {
+    this.errors.push({ at: Date.now(), what });
+    this.log(`ERROR ${what}`);
+  }
+
+  logLine(line: string): void {
+    this.log(line);
   }
 
   // ---- the phone ----------------------------------------------------------------------------
@@ -201,6 +362,7 @@ export class ProtocolDouble {
       throw new Error('scan: the QR identity key is not the one the client registered');
     }
     const account = this.account(options.phone);
+    await this.phoneOf(account);
     const deviceId = account.nextDeviceId++;
     const device: Device = {
       jid: `${account.phone}:${deviceId}@${S_WHATSAPP_NET}`,
@@ -217,6 +379,10 @@ export class ProtocolDouble {
         signature: Buffer.from(pairing.eSkeySig ?? []),
       },
       removed: false,
+      preKeys: new Map(),
+      usedPreKeys: [],
+      outbox: [],
+      syncId: null,
     };
     const { node, details } = buildPairSuccess(this.iqId(), device, parsed.advSecret);
     const reply = await this.request(session, node);
@@ -267,6 +433,15 @@ export class ProtocolDouble {
     for (const s of sessions) s.silent = true;
   }
 
+  /**
+   * The server refuses the next `count` messages the linked devices send: `<ack class="message"
+   * error=CODE>` instead of delivering them (WhatsApp uses e.g. 463 for a missing privacy token,
+   * 479 for a stanza it rejects). Baileys reports it as status ERROR.
+   */
+  rejectMessages(error: string, count = 1): void {
+    for (let i = 0; i < count; i++) this.rejections.push(error);
+  }
+
   /** The next `count` registrations get a pair-device without refs: Baileys ends at once with 408 "QR refs attempts ended". */
   exhaustRefs(count = 1): void {
     this.exhaustedRefs += count;
@@ -303,7 +478,7 @@ export class ProtocolDouble {
         const node = await decodeBinaryNode(plain);
         this.log(`#${session.id} <- ${binaryNodeToString(node).slice(0, 400)}`);
         session.received.push(node);
-        this.onNode(session, node);
+        await this.onNode(session, node);
       } else {
         this.onHandshake(session, frame);
       }
@@ -367,14 +542,80 @@ export class ProtocolDouble {
       tag: 'success',
       attrs: { t: String(Math.floor(Date.now() / 1000)), lid: device.lid, location: 'double', props: '1', abprops: '1', creation: String(Math.floor(Date.now() / 1000)) },
     });
+    // What arrived while the device was away (or was sent and never acknowledged), then the end
+    // of the offline batch, as WhatsApp does.
+    const backlog = [...device.outbox];
+    for (const node of backlog) this.send(session, { ...node, attrs: { ...node.attrs, offline: '1' } });
     if (this.sendOffline) {
-      this.send(session, { tag: 'ib', attrs: { from: S_WHATSAPP_NET }, content: [{ tag: 'offline', attrs: { count: '0' } }] });
+      this.send(session, { tag: 'ib', attrs: { from: S_WHATSAPP_NET }, content: [{ tag: 'offline', attrs: { count: String(backlog.length) } }] });
+    }
+    if (this.initialSync && device.syncId === null) {
+      device.syncId = newStanzaId();
+      this.sendInitialSync(device).catch((err: unknown) => this.error(`initial history sync for ${device.jid} failed: ${err instanceof Error ? err.message : String(err)}`));
     }
   }
 
-  private onNode(session: Session, node: BinaryNode): void {
+  /**
+   * The phone's history sync for a new device: a peer message with a historySyncNotification
+   * (INITIAL_BOOTSTRAP) whose payload is inline (zlib-deflated proto.HistorySync: no chats, the
+   * contacts' LID<->PN mappings). Baileys then syncs app state and goes online.
+   */
+  private async sendInitialSync(device: Device): Promise<void> {
+    const phone = await this.phoneOf(device.account);
+    const mappings = [...this.contacts.values()].filter((c) => !c.hidesPhone).map((c) => ({ pnJid: c.jid, lidJid: c.lid }));
+    const history = proto.HistorySync.encode({ syncType: proto.HistorySync.HistorySyncType.INITIAL_BOOTSTRAP, conversations: [], phoneNumberToLidMappings: mappings, progress: 100 }).finish();
+    await phone.send(
+      this.accountJid(device.account.phone),
+      {
+        protocolMessage: {
+          type: proto.Message.ProtocolMessage.Type.HISTORY_SYNC_NOTIFICATION,
+          historySyncNotification: { syncType: proto.HistorySync.HistorySyncType.INITIAL_BOOTSTRAP, initialHistBootstrapInlinePayload: deflateSync(history), progress: 100, chunkOrder: 0 },
+        },
+      },
+      { type: 'text', devices: [device], attrs: { category: 'peer' }, id: device.syncId! },
+    );
+  }
+
+  /**
+   * Resolves once the device acknowledged its initial history sync (Baileys is then online and
+   * has a session with its phone). Sending before that races the phone's own session start.
+   */
+  async synced(device: Device | undefined = this.lastDevice(), ms = 10_000): Promise<void> {
+    if (!this.initialSync) return;
+    const until = Date.now() + ms;
+    while (!device || device.syncId === null || device.outbox.some((n) => n.attrs.id === device.syncId)) {
+      if (Date.now() > until) throw new Error(`the initial history sync of ${device?.jid ?? 'no device'} was not acknowledged within ${ms} ms`);
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  }
+
+  private async onNode(session: Session, node: BinaryNode): Promise<void> {
     if (session.silent) return;
-    if (node.tag !== 'iq') return;
+    switch (node.tag) {
+      case 'iq':
+        break;
+      case 'message':
+        await this.onClientMessage(session, node);
+        return;
+      case 'receipt':
+        this.onClientReceipt(session, node);
+        return;
+      case 'ack':
+        this.onClientAck(session, node);
+        return;
+      case 'chatstate': {
+        const state: ChatState = { state: children(node)[0]?.tag ?? '', from: node.attrs.from ?? '', to: node.attrs.to ?? '' };
+        this.chatStates.push(state);
+        const contact = node.attrs.to ? this.contactByJid(node.attrs.to) : undefined;
+        contact?.acceptChatState(node);
+        return;
+      }
+      case 'presence':
+        this.presences.push(node);
+        return;
+      default:
+        return;
+    }
     const id = node.attrs.id;
     if (node.attrs.type === 'result' || node.attrs.type === 'error') {
       const waiter = id === undefined ? undefined : session.pending.get(id);
@@ -392,27 +633,271 @@ export class ProtocolDouble {
     const result: BinaryNode = { tag: 'iq', attrs: { from: S_WHATSAPP_NET, type: 'result', id: node.attrs.id ?? '' } };
     const xmlns = node.attrs.xmlns;
     const child = Array.isArray(node.content) ? node.content[0] : undefined;
-    const deviceKey = session.device?.key;
+    const device = session.device;
     if (xmlns === 'encrypt' && child?.tag === 'count') {
-      const uploaded = deviceKey ? (this.preKeys.get(deviceKey)?.length ?? 0) : 0;
-      result.content = [{ tag: 'count', attrs: { value: String(uploaded || this.assumedPreKeys) } }];
+      // Until a device uploaded any, claim `assumedPreKeys` (above 5 Baileys skips its upload).
+      const everUploaded = device ? device.preKeys.size + device.usedPreKeys.length > 0 : false;
+      result.content = [{ tag: 'count', attrs: { value: String(everUploaded ? device!.preKeys.size : this.assumedPreKeys) } }];
     } else if (xmlns === 'encrypt' && child?.tag === 'digest') {
       result.content = [{ tag: 'digest', attrs: {} }];
+    } else if (xmlns === 'encrypt' && node.attrs.type === 'get' && child?.tag === 'key') {
+      result.content = this.answerKeyFetch(node);
     } else if (xmlns === 'encrypt' && node.attrs.type === 'set' && getBinaryNodeChild(node, 'list')) {
-      const ids = getBinaryNodeChildren(getBinaryNodeChild(node, 'list'), 'key').map((k) => {
-        const idNode = getBinaryNodeChild(k, 'id');
-        return idNode?.content instanceof Uint8Array ? Buffer.from(idNode.content).readUIntBE(0, idNode.content.length) : 0;
-      });
-      if (deviceKey) this.preKeys.set(deviceKey, [...(this.preKeys.get(deviceKey) ?? []), ...ids]);
+      // Pre-key upload: keep the public keys; they go into bundles others fetch.
+      for (const k of getBinaryNodeChildren(getBinaryNodeChild(node, 'list'), 'key')) {
+        device?.preKeys.set(uint(getBinaryNodeChild(k, 'id')), bytes(getBinaryNodeChild(k, 'value')));
+      }
+      const skey = getBinaryNodeChild(node, 'skey');
+      if (device && skey) this.setSignedPreKey(device, skey);
+    } else if (xmlns === 'encrypt' && node.attrs.type === 'set' && getBinaryNodeChild(node, 'rotate')) {
+      const skey = getBinaryNodeChild(getBinaryNodeChild(node, 'rotate'), 'skey');
+      if (device && skey) this.setSignedPreKey(device, skey);
+    } else if (xmlns === 'usync') {
+      result.content = this.answerUsync(node);
+    } else if (xmlns === 'w:m' && child?.tag === 'media_conn') {
+      result.content = [
+        { tag: 'media_conn', attrs: { auth: this.media.auth, ttl: '3600', auth_ttl: '21600', max_buckets: '12' }, content: [{ tag: 'host', attrs: { hostname: this.media.hostname, maxContentLengthBytes: '104857600' } }] },
+      ];
+    } else if (xmlns === 'privacy' && node.attrs.type === 'get' && child?.tag === 'privacy') {
+      const all = ['readreceipts', 'last', 'online', 'profile', 'status', 'groupadd', 'calladd'];
+      result.content = [{ tag: 'privacy', attrs: {}, content: all.map((name) => ({ tag: 'category', attrs: { name, value: name === 'calladd' ? 'all' : 'all' } })) }];
+    } else if (xmlns === 'w:sync:app:state') {
+      // Nothing to sync: every collection stays at the version asked for, no patches, no snapshot.
+      const collections = getBinaryNodeChildren(getBinaryNodeChild(node, 'sync'), 'collection');
+      result.content = [{ tag: 'sync', attrs: {}, content: collections.map((c) => ({ tag: 'collection', attrs: { name: c.attrs.name ?? '', version: c.attrs.version ?? '0' } })) }];
+    } else if (xmlns === 'w:g2') {
+      return this.answerGroupIq(session, node, result);
     } else if (xmlns === 'md' && child?.tag === 'remove-companion-device') {
       // Logout: the device unlinks itself.
-      const device = session.device;
       if (device) {
         device.removed = true;
         this.devices.delete(device.key);
       }
     }
     return result;
+  }
+
+  private setSignedPreKey(device: Device, skey: BinaryNode): void {
+    device.signedPreKey = { id: uint(getBinaryNodeChild(skey, 'id')), public: bytes(getBinaryNodeChild(skey, 'value')), signature: bytes(getBinaryNodeChild(skey, 'signature')) };
+  }
+
+  /** w:g2: one group's metadata (`<query>` to the group) or all the account's groups (`<participating>`). */
+  private answerGroupIq(session: Session, node: BinaryNode, result: BinaryNode): BinaryNode {
+    const account = session.device?.account;
+    const child = children(node)[0];
+    const to = node.attrs.to ?? '';
+    result.attrs.from = to;
+    if (child?.tag === 'participating') {
+      const mine = [...this.groups.values()].filter((g) => account && g.hasAccount(account));
+      result.content = [{ tag: 'groups', attrs: {}, content: mine.map((g) => g.toNode()) }];
+      return result;
+    }
+    if (child?.tag === 'query') {
+      const group = this.groups.get(to);
+      if (group && account && group.hasAccount(account)) {
+        result.content = [group.toNode()];
+        return result;
+      }
+      return { tag: 'iq', attrs: { ...result.attrs, type: 'error' }, content: [{ tag: 'error', attrs: { code: group ? '403' : '404', text: group ? 'forbidden' : 'item-not-found' } }] };
+    }
+    return result;
+  }
+
+  // ---- messages, receipts and acks from the linked devices ----------------------------------
+
+  /**
+   * A `<message>` from a linked device: every `<to>` (and, in a group, the `skmsg`) addressed to a
+   * simulated contact or to the account's phone is decrypted by it; the server then acks it
+   * (`<ack class="message">`), as WhatsApp does once it accepted the stanza.
+   */
+  private async onClientMessage(session: Session, node: BinaryNode): Promise<void> {
+    const device = session.device;
+    if (!device) return;
+    this.gatewayMessages.push(node);
+    const to = node.attrs.to ?? '';
+    const id = node.attrs.id ?? '';
+    const rejection = this.rejections.shift();
+    if (rejection !== undefined) {
+      this.log(`rejecting message ${id} with error ${rejection}`);
+      this.send(session, { tag: 'ack', attrs: { class: 'message', id, from: to, t: nowSeconds(), error: rejection } });
+      return;
+    }
+    const participants = getBinaryNodeChildren(getBinaryNodeChild(node, 'participants'), 'to');
+    /** Who a `<to jid>` is: a contact's or a phone's device 0 (linked devices, e.g. Baileys itself in a group's SKDM list, are not simulated). */
+    const recipientOf = (jid: string | undefined): Contact | undefined => {
+      if (!jid || jidDecode(jid)?.device) return undefined;
+      const contact = this.contactByJid(jid);
+      if (contact) return contact;
+      const account = this.accountByJid(jid);
+      return account ? this.phones.get(account.phone) : undefined;
+    };
+    const pairwise = new Map<Contact, BinaryNode>();
+    for (const p of participants) {
+      const r = recipientOf(p.attrs.jid);
+      const enc = getBinaryNodeChild(p, 'enc');
+      if (r && enc) pairwise.set(r, enc);
+    }
+    const topEncs = getBinaryNodeChildren(node, 'enc');
+    try {
+      if (to.endsWith('@g.us')) {
+        const group = this.groups.get(to);
+        if (!group) {
+          this.error(`message ${id} to unknown group ${to}`);
+        } else {
+          const skmsg = topEncs.find((e) => e.attrs.type === 'skmsg');
+          const phones = group.accounts().flatMap((a) => this.phones.get(a.phone) ?? []);
+          for (const member of [...group.contacts(), ...phones]) await this.decryptFor(member, device, node, pairwise.get(member), skmsg);
+        }
+      } else if (participants.length > 0) {
+        const target = recipientOf(to);
+        if (!target) this.error(`message ${id} to ${to}, who is not simulated`);
+        for (const [r, enc] of pairwise) await this.decryptFor(r, device, node, enc, undefined);
+      } else if (topEncs.length > 0) {
+        // A peer message to its own phone, or a retry resend to one device: `<message to=DEVICE><enc count=…>`.
+        const r = recipientOf(to);
+        if (r) await this.decryptFor(r, device, node, topEncs[0], undefined);
+      }
+    } finally {
+      this.send(session, { tag: 'ack', attrs: { class: 'message', id, from: to, t: nowSeconds() } });
+    }
+  }
+
+  private async decryptFor(contact: Contact, device: Device, node: BinaryNode, pairwise: BinaryNode | undefined, skmsg: BinaryNode | undefined): Promise<void> {
+    if (!pairwise && !skmsg) {
+      this.error(`message ${node.attrs.id} has nothing for ${contact.phone}`);
+      return;
+    }
+    try {
+      const m = await contact.acceptFromGateway(device, node, pairwise, skmsg);
+      this.log(`${contact.phone} decrypted ${m.id} (${m.encType}): ${JSON.stringify(m.text ?? Object.keys(m.message))}`);
+    } catch (err) {
+      this.error(`${contact.phone} could not decrypt ${node.attrs.id} from ${device.jid}: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+
+  /** A receipt from a linked device: acknowledges a message it received, or tells a contact it was delivered/read. */
+  private onClientReceipt(session: Session, node: BinaryNode): void {
+    const device = session.device;
+    const ids = [node.attrs.id, ...getBinaryNodeChildren(getBinaryNodeChild(node, 'list'), 'item').map((i) => i.attrs.id)].filter((x): x is string => !!x);
+    if (device) this.settle(device, (n) => n.tag === 'message' && ids.includes(n.attrs.id ?? ''));
+    const to = node.attrs.to ?? '';
+    const contact = to.endsWith('@g.us') ? this.contactByJid(node.attrs.participant ?? '') : this.contactByJid(to);
+    if (node.attrs.type === 'retry') {
+      // Baileys could not decrypt a contact's message: the contact answers it as a phone would.
+      this.retried.add(node.attrs.id ?? '');
+      if (!contact || !device || to.endsWith('@g.us')) this.error(`retry receipt for ${node.attrs.id} from ${to} that no simulated contact can answer`);
+      else contact.acceptRetry(node, device).catch((err: unknown) => this.error(`${contact.phone} could not answer the retry for ${node.attrs.id}: ${err instanceof Error ? err.message : String(err)}`));
+    } else {
+      contact?.acceptReceipt(node);
+    }
+    // The server acknowledges receipts.
+    this.send(session, { tag: 'ack', attrs: { class: 'receipt', id: node.attrs.id ?? '', from: to, ...(node.attrs.type ? { type: node.attrs.type } : {}) } });
+  }
+
+  /** An ack from a linked device for a stanza the double delivered. An `error` is a nack: recorded. */
+  private onClientAck(session: Session, node: BinaryNode): void {
+    const device = session.device;
+    const { id, class: cls, error } = node.attrs;
+    if (device) this.settle(device, (n) => n.tag === cls && n.attrs.id === id);
+    // A nack after a retry receipt for the same message is how Baileys ends a failed decryption;
+    // the retry is answered (see Contact.acceptRetry). Any other nack is an error.
+    if (error && !(cls === 'message' && this.retried.has(id ?? ''))) this.error(`Baileys nacked ${cls} ${id} from ${node.attrs.to} with error ${error}`);
+    else if (error) this.log(`Baileys nacked ${cls} ${id} after asking for a retry`);
+  }
+
+  private settle(device: Device, done: (n: BinaryNode) => boolean): void {
+    for (let i = device.outbox.length - 1; i >= 0; i--) if (done(device.outbox[i]!)) device.outbox.splice(i, 1);
+  }
+
+  // ---- iq answers for the message path ------------------------------------------------------
+
+  /** What a PN or LID JID names: a contact, a linked account, or nobody. */
+  private whoIs(jid: string): { contact: Contact } | { account: Account } | undefined {
+    const contact = this.contactByJid(jid);
+    if (contact) return { contact };
+    const account = this.accountByJid(jid);
+    return account ? { account } : undefined;
+  }
+
+  /**
+   * usync (`xmlns=usync`): per `<user>` the protocols the query asks for: `devices` (device 0 for
+   * a contact, the linked devices with their key-index for the account), `lid` (the LID of a PN
+   * user), `contact` (`in`/`out` for a phone number). Unknown users get empty answers.
+   */
+  private answerUsync(node: BinaryNode): BinaryNode[] {
+    const usync = getBinaryNodeChild(node, 'usync');
+    const protocols = children(getBinaryNodeChild(usync, 'query')).map((q) => q.tag);
+    const users = getBinaryNodeChildren(getBinaryNodeChild(usync, 'list'), 'user');
+    const out: BinaryNode[] = users.map((user) => {
+      const phoneNode = getBinaryNodeChild(user, 'contact');
+      const phone = phoneNode?.content instanceof Uint8Array ? Buffer.from(phoneNode.content).toString() : typeof phoneNode?.content === 'string' ? phoneNode.content : undefined;
+      const jid = user.attrs.jid ?? (phone ? `${phone.replace(/^\+/, '')}@${S_WHATSAPP_NET}` : '');
+      const who = this.whoIs(jid);
+      const isLid = jid.endsWith('@lid');
+      const content: BinaryNode[] = [];
+      for (const protocol of protocols) {
+        if (protocol === 'devices') {
+          const list: BinaryNode[] = !who
+            ? []
+            : 'contact' in who
+              ? [{ tag: 'device', attrs: { id: '0' } }]
+              : [
+                  // The phone, then the linked devices (non-zero devices need their key-index).
+                  ...(this.phones.has(who.account.phone) ? [{ tag: 'device', attrs: { id: '0' } }] : []),
+                  ...this.devicesOf(who.account).map((d) => ({ tag: 'device', attrs: { id: String(d.deviceId), 'key-index': String(d.deviceId) } })),
+                ];
+          content.push({ tag: 'devices', attrs: {}, content: [{ tag: 'device-list', attrs: {}, content: list }] });
+        } else if (protocol === 'lid') {
+          if (who && !isLid) content.push({ tag: 'lid', attrs: { val: 'contact' in who ? who.contact.lid : `${who.account.lidUser}@lid` } });
+        } else if (protocol === 'contact') {
+          content.push({ tag: 'contact', attrs: { type: who ? 'in' : 'out' } });
+        }
+      }
+      return { tag: 'user', attrs: { jid }, content };
+    });
+    return [{ tag: 'usync', attrs: { ...usync?.attrs }, content: [{ tag: 'result', attrs: {} }, { tag: 'list', attrs: {}, content: out }] }];
+  }
+
+  /** `<iq xmlns=encrypt type=get><key>`: a pre-key bundle per known device (unknown ones are left out, as an `<error>` would fail the whole fetch). */
+  private answerKeyFetch(node: BinaryNode): BinaryNode[] {
+    const users = getBinaryNodeChildren(getBinaryNodeChild(node, 'key'), 'user');
+    const list: BinaryNode[] = [];
+    for (const user of users) {
+      const jid = user.attrs.jid ?? '';
+      const decoded = jidDecode(jid);
+      const who = this.whoIs(jid);
+      let bundle: Bundle | undefined;
+      if (who && 'contact' in who && !decoded?.device) bundle = who.contact.device.takeBundle();
+      else if (who && 'account' in who) {
+        const phone = this.phones.get(who.account.phone);
+        const device = this.devicesOf(who.account).find((d) => d.deviceId === (decoded?.device ?? 0));
+        if (!decoded?.device && phone) bundle = phone.device.takeBundle();
+        else if (device) bundle = this.bundleOf(device);
+      }
+      if (!bundle) {
+        this.log(`key fetch for unknown device ${jid}: left out`);
+        continue;
+      }
+      const content: BinaryNode[] = [
+        { tag: 'registration', attrs: {}, content: be(bundle.registrationId, 4) },
+        { tag: 'type', attrs: {}, content: Buffer.from([5]) },
+        { tag: 'identity', attrs: {}, content: bundle.identity },
+        {
+          tag: 'skey',
+          attrs: {},
+          content: [
+            { tag: 'id', attrs: {}, content: be(bundle.signedPreKey.id, 3) },
+            { tag: 'value', attrs: {}, content: bundle.signedPreKey.public },
+            { tag: 'signature', attrs: {}, content: bundle.signedPreKey.signature },
+          ],
+        },
+      ];
+      if (bundle.preKey) {
+        content.push({ tag: 'key', attrs: {}, content: [{ tag: 'id', attrs: {}, content: be(bundle.preKey.id, 3) }, { tag: 'value', attrs: {}, content: bundle.preKey.public }] });
+      }
+      list.push({ tag: 'user', attrs: { jid }, content });
+    }
+    return [{ tag: 'list', attrs: {}, content: list }];
   }
 
   // ---- sending ------------------------------------------------------------------------------

@@ -9,12 +9,12 @@ import type { Connection, ConnectionFactory, ConnectionHooks, GroupInfo, GroupSu
 import { AuthStateCorruptError, authFilePath, type AuthStore } from './auth-state.js';
 import { InboundQueue } from './inbound.js';
 import { LazyAuthStore } from './lazy-store.js';
-import { statusOf, type LidResolver } from './mapping.js';
+import { foldedStatuses, statusOf, withImplied, type LidResolver } from './mapping.js';
 import type { BaileysOptions, MakeSocket, SocketLike } from './options.js';
 import { closeCause, closeCode, messageKey, sendOptions, toContent, toJid, withTimeout } from './outgoing.js';
 import { isPaired } from '../../store/auth-files.js';
 import { CLOSE_CODES, decideOnClose } from './reconnect.js';
-import { RecentSends } from './recent-sends.js';
+import { RecentQuotables, RecentSends } from './recent-sends.js';
 import { Waiters } from './waiters.js';
 
 export type { BaileysOptions, BaileysSettings, MakeSocket, SocketLike } from './options.js';
@@ -43,6 +43,7 @@ export class BaileysConnection implements Connection {
   private readonly store: LazyAuthStore;
   private readonly inbound: InboundQueue;
   private readonly recent = new RecentSends();
+  private readonly quotables = new RecentQuotables();
   /** requestPairingCode callers waiting for a socket that shows a QR. */
   private readonly qrWaiters = new Waiters<SocketLike>();
 
@@ -172,7 +173,8 @@ export class BaileysConnection implements Connection {
     const jid = message.to;
     let sent: WAMessage | undefined;
     try {
-      sent = await sock.sendMessage(jid, toContent(message), sendOptions(message));
+      const known = message.replyTo === undefined ? undefined : this.quotables.lookup(message.replyTo);
+      sent = await sock.sendMessage(jid, toContent(message), sendOptions(message, known));
     } catch (err) {
       if (closeCode(err) === CLOSE_CODES.connectionClosed) {
         throw new GatewayError('CONNECTION_NOT_READY', 'the WhatsApp connection closed while sending', { cause: err });
@@ -182,6 +184,7 @@ export class BaileysConnection implements Connection {
     const id = sent?.key.id;
     if (!id) throw new Error('Baileys returned no message id for a send');
     this.recent.remember(id, sent?.message);
+    this.quotables.remember(id, { message: sent?.message, fromMe: true });
     return { messageId: id };
   }
 
@@ -340,15 +343,28 @@ export class BaileysConnection implements Connection {
         this.log.error({ err }, 'connection.update handler failed');
       });
     });
-    sock.ev.on('creds.update', () => {
+    sock.ev.on('creds.update', (update) => {
       // After remove() the store holds a new session; this socket's creds are not it.
-      if (store.state === state) store.saveCreds();
+      if (store.state !== state) return;
+      store.saveCreds();
+      // Written at once, not after the debounce, as a crash would cost dearly: a pairing (the phone
+      // linked this device: `account` arrives; lost, the phone lists a device the gateway no longer
+      // is), and the end of the initial sync (`accountSyncCounter`; lost, every later login waits
+      // 20 s, events held back, for a history sync WhatsApp never sends again).
+      if (update.account || update.accountSyncCounter !== undefined) {
+        store.flush().catch((err: unknown) => this.log.error({ err }, 'saving the credentials at once failed; the debounced save retries'));
+      }
     });
     sock.ev.on('messages.upsert', ({ messages }) => {
       const resolver: LidResolver = { getPNForLID: (lid) => sock.signalRepository.lidMapping.getPNForLID(lid) };
       const download = async (msg: WAMessage): Promise<Uint8Array> =>
         downloadMediaMessage(msg, 'buffer', {}, { logger: this.baileysLog, reuploadRequest: (m) => Promise.resolve(m) });
       this.inbound.enqueue(messages, resolver, download);
+      for (const m of messages) {
+        if (!m.key.fromMe && !m.messageStubType) this.quotables.remember(m.key.id, { message: m.message, fromMe: false, participant: m.key.participant });
+      }
+      const folded = messages.flatMap((m) => foldedStatuses(m, () => Date.now()));
+      if (folded.length > 0) this.inbound.updates(folded);
     });
     // Receipts of what we sent (1:1: the status; groups: per participant, see below).
     sock.ev.on('messages.update', (updates) => {
@@ -357,7 +373,10 @@ export class BaileysConnection implements Connection {
         const status = statusOf(update.status);
         if (!key.fromMe || !key.id || !key.remoteJid || status === null) continue;
         const ts = toNumber(update.messageTimestamp ?? 0);
-        out.push({ kind: 'status', messageId: key.id, chatId: jidNormalizedUser(key.remoteJid), status, timestamp: new Date(ts > 0 ? ts * 1000 : Date.now()).toISOString() });
+        // A server nack (`<ack error=…>`): Baileys passes the code along; say which.
+        const code = status === 'failed' ? update.messageStubParameters?.[0] : undefined;
+        const error = code ? { error: `WhatsApp refused the message (error ${code})` } : {};
+        out.push(...withImplied({ kind: 'status', messageId: key.id, chatId: jidNormalizedUser(key.remoteJid), status, timestamp: new Date(ts > 0 ? ts * 1000 : Date.now()).toISOString(), ...error }));
       }
       if (out.length > 0) this.inbound.updates(out);
     });
@@ -370,8 +389,8 @@ export class BaileysConnection implements Connection {
         const chatId = jidNormalizedUser(key.remoteJid);
         const at = (t: unknown): string => new Date(toNumber(t as number) * 1000 || Date.now()).toISOString();
         if (receipt.receiptTimestamp) out.push({ kind: 'status', messageId: key.id, chatId, status: 'delivered', timestamp: at(receipt.receiptTimestamp) });
-        if (receipt.readTimestamp) out.push({ kind: 'status', messageId: key.id, chatId, status: 'read', timestamp: at(receipt.readTimestamp) });
-        if (receipt.playedTimestamp) out.push({ kind: 'status', messageId: key.id, chatId, status: 'played', timestamp: at(receipt.playedTimestamp) });
+        if (receipt.readTimestamp) out.push(...withImplied({ kind: 'status', messageId: key.id, chatId, status: 'read', timestamp: at(receipt.readTimestamp) }));
+        if (receipt.playedTimestamp) out.push(...withImplied({ kind: 'status', messageId: key.id, chatId, status: 'played', timestamp: at(receipt.playedTimestamp) }));
       }
       if (out.length > 0) this.inbound.updates(out);
     });

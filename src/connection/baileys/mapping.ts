@@ -222,6 +222,49 @@ export function statusOf(code: number | null | undefined): 'sent' | 'delivered' 
   }
 }
 
+type StatusUpdate = Extract<MessageUpdate, { kind: 'status' }>;
+
+/**
+ * A status with the ones it implies before it: read means delivered, played means read. Baileys'
+ * event buffer merges the updates of one message while it buffers (a login's offline receipts,
+ * for one), so `delivered` then `read` can reach us as `read` alone; and WhatsApp itself may send a
+ * read receipt without a delivery one. Statuses never go backwards downstream, so an implied one
+ * already reported changes nothing; one never reported becomes its event, with the time of the
+ * receipt that implied it.
+ */
+export function withImplied(u: StatusUpdate): StatusUpdate[] {
+  const implied: StatusUpdate['status'][] = u.status === 'read' ? ['delivered'] : u.status === 'played' ? ['delivered', 'read'] : [];
+  return [...implied.map((status) => ({ ...u, status })), u];
+}
+
+/**
+ * Receipts Baileys folded into the upsert of one of our own messages. While its event buffer is on
+ * (after a login, until history sync or the next stanza it processes), a receipt for a message
+ * whose own upsert is still buffered is merged into that upsert (`status`, or `userReceipt` in
+ * groups) instead of being emitted as messages.update / message-receipt.update; listening to those
+ * alone loses it. Statuses never go backwards downstream, so reporting one twice is harmless.
+ */
+export function foldedStatuses(msg: WAMessage, now: () => number): MessageUpdate[] {
+  const { key } = msg;
+  if (!key.fromMe || !key.id || !key.remoteJid) return [];
+  const chatId = jidNormalizedUser(key.remoteJid);
+  const at = (t: unknown): string => {
+    const seconds = toNumber(t as number | null | undefined);
+    return new Date(seconds > 0 ? seconds * 1000 : now()).toISOString();
+  };
+  const out: StatusUpdate[] = [];
+  const status = statusOf(msg.status);
+  const code = status === 'failed' ? msg.messageStubParameters?.[0] : undefined;
+  const error = code ? { error: `WhatsApp refused the message (error ${code})` } : {};
+  if (status !== null) out.push(...withImplied({ kind: 'status', messageId: key.id, chatId, status, timestamp: at(msg.messageTimestamp), ...error }));
+  for (const r of msg.userReceipt ?? []) {
+    if (r.receiptTimestamp) out.push({ kind: 'status', messageId: key.id, chatId, status: 'delivered', timestamp: at(r.receiptTimestamp) });
+    if (r.readTimestamp) out.push(...withImplied({ kind: 'status', messageId: key.id, chatId, status: 'read', timestamp: at(r.readTimestamp) }));
+    if (r.playedTimestamp) out.push(...withImplied({ kind: 'status', messageId: key.id, chatId, status: 'played', timestamp: at(r.playedTimestamp) }));
+  }
+  return out;
+}
+
 /** Remembers message ids already handed on: the offline backlog (`append`) repeats live ones. */
 export class SeenMessages {
   private readonly ids: BoundedMap<string, true>;

@@ -3,6 +3,7 @@ import { GatewayError } from '../../domain/errors.js';
 import { isE164, phoneDigits } from '../../domain/phone.js';
 import type { MessageRef, Outgoing } from '../types.js';
 import { vcard } from '../../sending/vcard.js';
+import type { Quotable } from './recent-sends.js';
 
 /** "+15551234567" -> "15551234567@s.whatsapp.net" */
 export function toJid(phone: string): string {
@@ -64,12 +65,16 @@ export function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T | und
 }
 
 /**
- * Send options: a reply quotes the message by id (WhatsApp shows the quoted text from the
- * recipient's own copy; a stand-in body is enough to build the context).
+ * Send options: a reply quotes the message by id, with its real content and author when the
+ * connection still knows them (`known`): WhatsApp apps display the quote from the content the reply
+ * carries and look the original up by id and author (in a group, the participant who wrote it; our
+ * own messages are quoted as ours). Unknown (e.g. from before a restart), it is quoted by id alone
+ * with an empty body, as from the chat's other side.
  */
-export function sendOptions(message: Outgoing): MiscMessageGenerationOptions {
+export function sendOptions(message: Outgoing, known?: Quotable): MiscMessageGenerationOptions {
   if (message.replyTo === undefined) return { messageId: message.id };
-  const quoted: WAMessage = { key: { remoteJid: message.to, id: message.replyTo, fromMe: false }, message: { conversation: '' } };
+  const key = { remoteJid: message.to, id: message.replyTo, fromMe: known?.fromMe ?? false, ...(known?.participant ? { participant: known.participant } : {}) };
+  const quoted: WAMessage = { key, message: known?.message ?? { conversation: '' } };
   return { messageId: message.id, quoted };
 }
 

@@ -29,3 +29,34 @@ export class RecentSends {
     return this.messages.size;
   }
 }
+
+/** What a reply needs to quote a message: its content, whether we sent it, and its author in a group. */
+export interface Quotable {
+  message: proto.IMessage;
+  fromMe: boolean;
+  /** The author's JID as the group addresses it (a LID in LID groups). */
+  participant?: string;
+}
+
+/**
+ * Messages recently sent and received, by id, for quoting them in replies: WhatsApp apps show the
+ * quote from the `quotedMessage` the reply carries and find the original by id and author
+ * (`participant`), so both must be the real ones. Memory only: a reply to a message from before a
+ * restart quotes it by id with an empty body, and without its author in a group.
+ */
+export class RecentQuotables {
+  private readonly messages: BoundedMap<string, Quotable>;
+
+  constructor(capacity = 2000) {
+    this.messages = new BoundedMap(capacity);
+  }
+
+  remember(id: string | null | undefined, entry: { message: proto.IMessage | null | undefined; fromMe: boolean; participant?: string | null | undefined }): void {
+    if (!id || !entry.message) return;
+    this.messages.set(id, { message: entry.message, fromMe: entry.fromMe, ...(entry.participant ? { participant: entry.participant } : {}) });
+  }
+
+  lookup(id: string): Quotable | undefined {
+    return this.messages.get(id);
+  }
+}
