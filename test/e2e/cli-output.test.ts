@@ -8,16 +8,10 @@ import test from 'ava';
 import { spawn } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { GATEWAY_BIN, runCli } from '../helpers/cli.js';
-import { tempDir } from '../helpers/daemon.js';
+import { GATEWAY_BIN, initialisedDataDir, runCli } from '../helpers/cli.js';
 import { dataDirHolder } from '../../src/daemon/data-dir-lock.js';
 
-async function initialised(): Promise<string> {
-  const dir = join(await tempDir(), 'data');
-  const r = await runCli(['init', '--yes', '--json'], { dataDir: dir });
-  if (r.code !== 0) throw new Error(r.stderr);
-  return dir;
-}
+const initialised = initialisedDataDir;
 
 test('--version prints the package version', async (t) => {
   const pkg = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };

@@ -1,15 +1,10 @@
 import test from 'ava';
 import { readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { runCli } from '../helpers/cli.js';
+import { initialisedDataDir, runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/daemon.js';
 
-async function initialised(): Promise<string> {
-  const dir = join(await tempDir(), 'data');
-  const r = await runCli(['init', '--yes', '--json'], { dataDir: dir });
-  if (r.code !== 0) throw new Error(r.stderr);
-  return dir;
-}
+const initialised = initialisedDataDir;
 
 test('init --yes takes defaults, prints the secret once, stores only its hash, 0700/0600', async (t) => {
   const dir = join(await tempDir(), 'data');

@@ -25,3 +25,13 @@ export function runCli(args: string[], options: { dataDir?: string; env?: Record
     child.stdin.end(options.input ?? '');
   });
 }
+
+/** A data dir initialised by `gateway init --yes` in a fresh temp dir. */
+export async function initialisedDataDir(): Promise<string> {
+  const { tempDir } = await import('./daemon.js');
+  const { join } = await import('node:path');
+  const dir = join(await tempDir(), 'data');
+  const r = await runCli(['init', '--yes', '--json'], { dataDir: dir });
+  if (r.code !== 0) throw new Error(r.stderr);
+  return dir;
+}

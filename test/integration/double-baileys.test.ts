@@ -6,12 +6,12 @@ import {
   makeWASocket,
   type AuthenticationCreds,
   type ConnectionState,
-  type SignalDataTypeMap,
   type SignalKeyStore,
   type WASocket,
 } from '@whiskeysockets/baileys';
 import { pino } from 'pino';
 import { ProtocolDouble, parseQr, verifySignature } from '../protocol-double/index.js';
+import { memoryKeys } from '../protocol-double/keys.js';
 import { waitFor } from '../helpers/daemon.js';
 
 // The double against bare Baileys sockets (no gateway code): proves the double speaks the
@@ -19,27 +19,6 @@ import { waitFor } from '../helpers/daemon.js';
 
 const logger = pino({ level: process.env.PROTOCOL_DOUBLE_DEBUG === '1' ? 'debug' : 'silent' });
 
-function memoryKeys(): SignalKeyStore {
-  const data = new Map<string, unknown>();
-  return {
-    get: async <T extends keyof SignalDataTypeMap>(type: T, ids: string[]) => {
-      const out: { [id: string]: SignalDataTypeMap[T] } = {};
-      for (const id of ids) {
-        const v = data.get(`${type}/${id}`);
-        if (v !== undefined) out[id] = v as SignalDataTypeMap[T];
-      }
-      return out;
-    },
-    set: async (update) => {
-      for (const [type, values] of Object.entries(update)) {
-        for (const [id, value] of Object.entries(values ?? {})) {
-          if (value === null || value === undefined) data.delete(`${type}/${id}`);
-          else data.set(`${type}/${id}`, value);
-        }
-      }
-    },
-  };
-}
 
 interface Client {
   sock: WASocket;
