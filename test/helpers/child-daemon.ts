@@ -1,3 +1,4 @@
+import test from 'ava';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -14,12 +15,20 @@ export interface ChildDaemon {
   kill(signal?: NodeJS.Signals): void;
 }
 
+/** Every daemon this test file started: a test that fails half-way must not leave one running. */
+const started = new Set<ChildProcess>();
+test.after.always('kill the child daemons a failed test left behind', () => {
+  for (const child of started) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+});
+
 /** Runs the built `gateway start` as a real child process on an ephemeral port. */
 export async function startChildDaemon(dataDir: string, extraArgs: string[] = [], env: Record<string, string> = {}): Promise<ChildDaemon> {
   const child = spawn(process.execPath, [GATEWAY_BIN, '--data-dir', dataDir, 'start', '--port', '0', ...extraArgs], {
     env: { ...process.env, CI: 'true', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  started.add(child);
+  child.once('exit', () => started.delete(child));
   let out = '';
   let err = '';
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
