@@ -75,7 +75,7 @@ export async function startDoubleDaemon(options: { double?: ProtocolDoubleOption
       if (res.status !== 200) throw new Error(`status failed: ${res.status} ${JSON.stringify(res.body)}`);
       return { status: res.body.status as string, reason: (res.body.reason as string | null) ?? null };
     },
-    async waitStatus(id, key, status, { ms = 5000, reason } = {}) {
+    async waitStatus(id, key, status, { ms = 15_000, reason } = {}) {
       let last: { status: string; reason: string | null } | undefined;
       try {
         return await waitFor(
