@@ -53,7 +53,7 @@ test('without a daemon, pair opens the connection itself, holds the data dir mea
   const silent = await silentServer();
   try {
     const { dataDir, id } = await standalone(false, { baileys: { webSocketUrl: silent.url } });
-    const child = spawn(process.execPath, [GATEWAY_BIN, '--data-dir', dataDir, 'pair', id, '--timeout', '3'], { env: { ...process.env, CI: 'true' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [GATEWAY_BIN, '--data-dir', dataDir, 'pair', id, '--timeout', '10'], { env: { ...process.env, CI: 'true' }, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
@@ -62,12 +62,13 @@ test('without a daemon, pair opens the connection itself, holds the data dir mea
     try {
       await waitFor(() => /pairing inst_\S+ directly/.test(out), 15_000, `the standalone banner; ${out} ${err}`);
       await waitFor(() => silent.sockets.size > 0, 15_000, 'Baileys connecting to the configured socket URL');
+      // (pair gives up after 10 s: time enough, even on a loaded machine, to try a start meanwhile)
       t.is(dataDirHolder(dataDir)?.kind, 'pair', 'pair holds the data dir');
       const start = await runCli(['start', '--port', '0'], { dataDir });
       t.is(start.code, 3, 'STORE_LOCKED');
       t.regex(start.stderr, /`gateway pair`.*is pairing on this data dir/);
       t.is(await exited, 1);
-      t.regex(err, /gateway: timed out after 3 s/);
+      t.regex(err, /gateway: timed out after 10 s/);
       t.regex(out, /status: initializing/);
       t.notRegex(out, /"level"/, 'no log lines on stdout');
     } finally {
