@@ -2,7 +2,6 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Context } from 'koa';
-import { koaBody } from 'koa-body';
 import type { File } from 'formidable';
 import { GatewayError } from '../domain/errors.js';
 
@@ -36,6 +35,8 @@ export async function withUpload<T>(
   if (declared > maxBytes + 64 * 1024) throw new GatewayError('PAYLOAD_TOO_LARGE', `file is larger than media.maxBytes (${maxBytes} bytes)`);
   const dir = await mkdtemp(join(tmpdir(), 'gateway-upload-'));
   try {
+    // Loaded on the first upload: koa-body (formidable) costs ~0.4 s of start-up for every CLI command otherwise.
+    const { koaBody } = await import('koa-body');
     const parse = koaBody({
       multipart: true,
       json: false,
