@@ -29,6 +29,7 @@ import { createGatewayMetrics } from '../metrics/prometheus.js';
 import { metricsRoutes } from '../metrics/routes.js';
 import { noMetrics } from '../metrics/sink.js';
 import { operationsRoutes } from '../openapi/routes.js';
+import { createPanel } from '../panel/feature.js';
 import { CreditLedger } from '../plans/credit-ledger.js';
 import { StatusReporter } from '../plans/status-reporter.js';
 import { actionRoutes } from '../sending/action-routes.js';
@@ -198,11 +199,15 @@ export async function createDaemon(parts: DaemonParts): Promise<Daemon> {
     ...operationsRoutes(() => routes),
   ];
   const limiter = new AuthFailureLimiter(config.rateLimit.authFailures, config.rateLimit.authWindowMs, () => clock.now());
+  // The panel: its sessions authenticate the ordinary routes; off, /panel answers 404.
+  const panel = config.panel.enabled ? createPanel(core, limiter) : null;
+  const sessions = parts.sessions ?? panel?.sessions;
   const app = createApp({
     routes,
-    auth: { instances, serverSecretHash: () => core.serverSecret.hash(), limiter, ...(parts.sessions ? { sessions: parts.sessions } : {}) },
+    auth: { instances, serverSecretHash: () => core.serverSecret.hash(), limiter, ...(sessions ? { sessions } : {}) },
     logger,
     metrics,
+    ...(panel ? { before: [panel.middleware] } : {}),
   });
 
   let stopping: Promise<void> | null = null;

@@ -1,0 +1,196 @@
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { extname, join, relative, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Context, Middleware } from 'koa';
+import { GatewayError } from '../domain/errors.js';
+import type { AuthFailureLimiter } from '../http/auth-limiter.js';
+import { readJsonBody } from '../http/json-body.js';
+import { isInstanceId } from '../store/paths.js';
+import { verifySecret } from '../store/secrets.js';
+import { SESSION_COOKIE, type PanelSessions } from './sessions.js';
+
+/** The built front-end: `npm run build` puts it here (both from src/ under tsx and from dist/). */
+export const DEFAULT_STATIC_DIR = join(fileURLToPath(new URL('../../', import.meta.url)), 'dist', 'panel', 'static');
+
+export const PANEL_CSP = [
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data:",
+  "connect-src 'self'",
+  "font-src 'self'",
+  "object-src 'none'",
+  "base-uri 'none'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+const TYPES: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.ico': 'image/x-icon',
+  '.json': 'application/json',
+  '.txt': 'text/plain; charset=utf-8',
+  '.woff2': 'font/woff2',
+};
+
+interface StaticFile {
+  body: Buffer;
+  type: string;
+  immutable: boolean;
+}
+
+/** Every file of the build, read once: only these paths are ever served (no path is joined from a URL). */
+function loadStatic(dir: string): Map<string, StaticFile> | null {
+  if (!existsSync(join(dir, 'index.html'))) return null;
+  const files = new Map<string, StaticFile>();
+  const walk = (d: string): void => {
+    for (const name of readdirSync(d)) {
+      const full = join(d, name);
+      if (statSync(full).isDirectory()) walk(full);
+      else {
+        const rel = relative(dir, full).split(sep).join('/');
+        files.set(rel, { body: readFileSync(full), type: TYPES[extname(name)] ?? 'application/octet-stream', immutable: rel.startsWith('assets/') });
+      }
+    }
+  };
+  walk(dir);
+  return files;
+}
+
+function securityHeaders(ctx: Context): void {
+  ctx.set('Content-Security-Policy', PANEL_CSP);
+  ctx.set('X-Content-Type-Options', 'nosniff');
+  ctx.set('X-Frame-Options', 'DENY');
+  ctx.set('Referrer-Policy', 'no-referrer');
+  ctx.set('Cross-Origin-Opener-Policy', 'same-origin');
+}
+
+/** Behind TLS: the daemon itself speaks HTTP, so a TLS-terminating proxy says so in X-Forwarded-Proto. */
+function overTls(ctx: Context): boolean {
+  return ctx.protocol === 'https' || ctx.get('x-forwarded-proto').split(',')[0]?.trim().toLowerCase() === 'https';
+}
+
+function setCookie(ctx: Context, value: string, maxAgeSeconds: number): void {
+  const parts = [`${SESSION_COOKIE}=${value}`, 'Path=/', 'HttpOnly', 'SameSite=Strict', `Max-Age=${maxAgeSeconds}`];
+  if (overTls(ctx)) parts.push('Secure');
+  ctx.set('Set-Cookie', parts.join('; '));
+}
+
+/** A browser's sign-in form posted from another site is refused even before SameSite helps. */
+function checkOrigin(ctx: Context): void {
+  const origin = ctx.get('origin');
+  if (origin === '') return;
+  let host: string;
+  try {
+    host = new URL(origin).host;
+  } catch {
+    host = '';
+  }
+  if (host !== ctx.get('host')) throw new GatewayError('UNAUTHORIZED', 'cross-origin panel request refused');
+}
+
+export interface PanelHttpDeps {
+  sessions: PanelSessions;
+  instances: { get(id: string): { id: string; keyHash: string } | undefined };
+  serverSecretHash(): string | null;
+  limiter: AuthFailureLimiter;
+  idleMs: number;
+  staticDir?: string;
+}
+
+const INVALID = 'invalid credentials';
+
+/**
+ * The panel's own HTTP: the session API under /panel/api/session and the built front-end under
+ * /panel/. Everything else the panel does goes through the ordinary REST routes with the cookie.
+ */
+export function panelMiddleware(deps: PanelHttpDeps): Middleware {
+  let files: Map<string, StaticFile> | null | undefined;
+  const maxAge = Math.floor(deps.idleMs / 1000);
+
+  const signIn = async (ctx: Context): Promise<void> => {
+    checkOrigin(ctx);
+    await readJsonBody(ctx);
+    const body = (ctx.request as { body?: unknown }).body;
+    const b = typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as Record<string, unknown>) : {};
+    const str = (v: unknown): string | undefined => (typeof v === 'string' && v.length <= 512 ? v : undefined);
+    let opened: ReturnType<PanelSessions['open']> | null = null;
+    if (b.secret !== undefined) {
+      const hash = deps.serverSecretHash();
+      if (verifySecret(str(b.secret), hash) && hash) opened = deps.sessions.open({ role: 'admin' }, hash);
+    } else {
+      const id = str(b.instanceId) ?? '';
+      const record = isInstanceId(id) ? deps.instances.get(id) : undefined;
+      // One compare whether or not the instance exists: the answer never tells.
+      if (verifySecret(str(b.apiKey), record?.keyHash) && record) opened = deps.sessions.open({ role: 'instance', instanceId: record.id }, record.keyHash);
+    }
+    if (!opened) {
+      deps.limiter.fail(ctx.ip);
+      throw new GatewayError('UNAUTHORIZED', INVALID);
+    }
+    setCookie(ctx, opened.token, maxAge);
+    ctx.set('Cache-Control', 'no-store');
+    ctx.status = 201;
+    ctx.body = { success: true, ...opened.view };
+  };
+
+  const current = (ctx: Context): void => {
+    const s = deps.sessions.fromRequest(ctx);
+    if (!s) throw new GatewayError('UNAUTHORIZED', 'not signed in to the panel');
+    ctx.set('Cache-Control', 'no-store');
+    ctx.body = { success: true, ...deps.sessions.view(s) };
+  };
+
+  const signOut = (ctx: Context): void => {
+    const s = deps.sessions.fromRequest(ctx);
+    if (s) {
+      deps.sessions.checkCsrf(ctx, s);
+      deps.sessions.close(s);
+    }
+    setCookie(ctx, '', 0);
+    ctx.body = { success: true, signedOut: true };
+  };
+
+  const serveStatic = (ctx: Context): void => {
+    files ??= loadStatic(deps.staticDir ?? DEFAULT_STATIC_DIR);
+    securityHeaders(ctx);
+    if (!files) {
+      ctx.status = 503;
+      ctx.type = 'text/plain';
+      ctx.body = 'The panel is not built: run `npm run build`.\n';
+      return;
+    }
+    const rel = ctx.path.slice('/panel/'.length);
+    // Unknown paths are the app's own pages (client-side routes): they get index.html.
+    const file = files.get(rel) ?? (rel.startsWith('assets/') ? undefined : files.get('index.html'));
+    if (!file) throw new GatewayError('NOT_FOUND', `no file ${ctx.path.slice(0, 100)}`);
+    ctx.status = 200;
+    ctx.type = file.type;
+    ctx.set('Cache-Control', file.immutable ? 'public, max-age=31536000, immutable' : 'no-cache');
+    ctx.body = ctx.method === 'HEAD' ? null : file.body;
+  };
+
+  return async (ctx, next) => {
+    const path = ctx.path;
+    if (path !== '/panel' && !path.startsWith('/panel/')) return next();
+    if (path === '/panel/api/session') {
+      ctx.set('X-Content-Type-Options', 'nosniff');
+      if (ctx.method === 'POST') return signIn(ctx);
+      if (ctx.method === 'GET') return current(ctx);
+      if (ctx.method === 'DELETE') return signOut(ctx);
+      throw new GatewayError('NOT_FOUND', `method ${ctx.method} not allowed here`);
+    }
+    if (path.startsWith('/panel/api/')) throw new GatewayError('NOT_FOUND', `no route for ${ctx.method} ${path.slice(0, 100)}`);
+    if (ctx.method !== 'GET' && ctx.method !== 'HEAD') throw new GatewayError('NOT_FOUND', `method ${ctx.method} not allowed here`);
+    if (path === '/panel') {
+      securityHeaders(ctx);
+      ctx.redirect('/panel/');
+      return;
+    }
+    serveStatic(ctx);
+  };
+}
