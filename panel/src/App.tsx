@@ -1,0 +1,59 @@
+import { useCallback, useEffect, useState } from 'react';
+import { api, setCsrf, type Session } from './api';
+import { SignIn } from './SignIn';
+import { Instances } from './Instances';
+import { InstancePage } from './InstancePage';
+
+function useHash(): string {
+  const [hash, setHash] = useState(() => window.location.hash);
+  useEffect(() => {
+    const on = (): void => setHash(window.location.hash);
+    window.addEventListener('hashchange', on);
+    return () => window.removeEventListener('hashchange', on);
+  }, []);
+  return hash;
+}
+
+export function App() {
+  const [session, setSession] = useState<Session | null | undefined>(undefined);
+  const hash = useHash();
+
+  const adopt = useCallback((s: Session | null) => {
+    setCsrf(s?.csrfToken ?? '');
+    setSession(s);
+  }, []);
+
+  useEffect(() => {
+    api<Session>('GET', '/panel/api/session').then(adopt, () => adopt(null));
+  }, [adopt]);
+
+  const signOut = async (): Promise<void> => {
+    await api('DELETE', '/panel/api/session').catch(() => undefined);
+    adopt(null);
+    window.location.hash = '';
+  };
+
+  if (session === undefined) return <main className="page">Loading…</main>;
+  if (session === null) return <SignIn onSignedIn={adopt} />;
+
+  const parts = hash.replace(/^#\/?/, '').split('/').filter(Boolean);
+  let content;
+  if (parts[0] === 'i' && parts[1]) content = <InstancePage key={parts[1]} id={decodeURIComponent(parts[1])} tab={parts[2] ?? 'overview'} session={session} onSession={adopt} />;
+  else if (session.role === 'instance' && session.instanceId) content = <InstancePage key={session.instanceId} id={session.instanceId} tab="overview" session={session} onSession={adopt} />;
+  else content = <Instances />;
+
+  return (
+    <>
+      <header className="top">
+        <a href="#/" className="brand">
+          Gateway panel
+        </a>
+        <span className="who">{session.role === 'admin' ? 'admin' : session.instanceId}</span>
+        <button type="button" onClick={() => void signOut()}>
+          Sign out
+        </button>
+      </header>
+      <main className="page">{content}</main>
+    </>
+  );
+}
