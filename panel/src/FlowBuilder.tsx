@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useMemo, useState } from 'react';
+import { createContext, useCallback, useContext, useEffect, useState } from 'react';
 import {
   addEdge,
   applyEdgeChanges,
@@ -24,7 +24,10 @@ interface Rule {
   kind: RuleKind;
   value: string;
 }
-type Data = { kind: 'message'; text: string; error?: string } | { kind: 'condition'; rules: Rule[]; error?: string } | { kind: 'handover'; text: string; error?: string };
+type Data = { kind: 'message'; text: string } | { kind: 'condition'; rules: Rule[] } | { kind: 'handover'; text: string };
+
+/** The server's complaints, by node id (kept out of node data: React Flow writes data back). */
+const NodeErrors = createContext<Record<string, string>>({});
 type FNode = Node<Data & Record<string, unknown>>;
 
 /** The flow document of PUT /api/{id}/flow (see docs/flows.md). */
@@ -34,7 +37,8 @@ interface FlowDoc {
   nodes: Record<string, Record<string, unknown>>;
 }
 
-function Title({ id, kind, error }: { id: string; kind: string; error: string | undefined }) {
+function Title({ id, kind }: { id: string; kind: string }) {
+  const error = useContext(NodeErrors)[id];
   return (
     <>
       <div className="fn-title">
@@ -53,9 +57,9 @@ function MessageNode({ id, data }: NodeProps<FNode>) {
   const { updateNodeData } = useReactFlow();
   const d = data as Extract<Data, { kind: 'message' }>;
   return (
-    <div className={`fn fn-message${d.error ? ' has-error' : ''}`}>
+    <div className={`fn fn-message${useContext(NodeErrors)[id] ? ' has-error' : ''}`}>
       <Handle type="target" position={Position.Left} />
-      <Title id={id} kind="Message" error={d.error} />
+      <Title id={id} kind="Message" />
       <label>
         Text
         <textarea className="nodrag" aria-label={`text of ${id}`} value={d.text} onChange={(e) => updateNodeData(id, { text: e.target.value })} rows={2} />
@@ -69,9 +73,9 @@ function HandoverNode({ id, data }: NodeProps<FNode>) {
   const { updateNodeData } = useReactFlow();
   const d = data as Extract<Data, { kind: 'handover' }>;
   return (
-    <div className={`fn fn-handover${d.error ? ' has-error' : ''}`}>
+    <div className={`fn fn-handover${useContext(NodeErrors)[id] ? ' has-error' : ''}`}>
       <Handle type="target" position={Position.Left} />
-      <Title id={id} kind="Handover" error={d.error} />
+      <Title id={id} kind="Handover" />
       <label>
         Text before a person takes over
         <textarea className="nodrag" aria-label={`text of ${id}`} value={d.text} onChange={(e) => updateNodeData(id, { text: e.target.value })} rows={2} />
@@ -86,9 +90,9 @@ function ConditionNode({ id, data }: NodeProps<FNode>) {
   const d = data as Extract<Data, { kind: 'condition' }>;
   const set = (i: number, patch: Partial<Rule>): void => updateNodeData(id, { rules: d.rules.map((r, j) => (j === i ? { ...r, ...patch } : r)) });
   return (
-    <div className={`fn fn-condition${d.error ? ' has-error' : ''}`}>
+    <div className={`fn fn-condition${useContext(NodeErrors)[id] ? ' has-error' : ''}`}>
       <Handle type="target" position={Position.Left} />
-      <Title id={id} kind="Condition" error={d.error} />
+      <Title id={id} kind="Condition" />
       {d.rules.map((r, i) => (
         <div className="fn-rule" key={i}>
           <select className="nodrag" aria-label={`rule ${i + 1} kind of ${id}`} value={r.kind} onChange={(e) => set(i, { kind: e.target.value as RuleKind })}>
@@ -186,6 +190,15 @@ function Builder({ id }: { id: string }) {
     );
   }, [id, posKey]);
 
+  // Every node in sight when one is added or the flow is loaded (never zoomed past 1).
+  const { fitView } = useReactFlow();
+  const count = nodes.length;
+  useEffect(() => {
+    if (count === 0) return;
+    const t = setTimeout(() => void fitView({ padding: 0.15, maxZoom: 1 }), 30);
+    return () => clearTimeout(t);
+  }, [count, fitView]);
+
   const onNodesChange = useCallback((c: NodeChange<FNode>[]) => setNodes((ns) => applyNodeChanges(c, ns)), []);
   const onEdgesChange = useCallback((c: EdgeChange[]) => setEdges((es) => applyEdgeChanges(c, es)), []);
   // One edge per source handle: a new connection replaces the old one.
@@ -217,7 +230,6 @@ function Builder({ id }: { id: string }) {
     }
   };
 
-  const shown = useMemo(() => nodes.map((n) => (errors[n.id] ? { ...n, data: { ...n.data, error: errors[n.id] } } : n)), [nodes, errors]);
 
   return (
     <div className="builder">
@@ -256,10 +268,12 @@ function Builder({ id }: { id: string }) {
         </p>
       )}
       <div className="canvas">
-        <ReactFlow nodes={shown} edges={edges} nodeTypes={nodeTypes} onNodesChange={onNodesChange} onEdgesChange={onEdgesChange} onConnect={onConnect} fitView={nodes.length > 0} deleteKeyCode={['Backspace', 'Delete']}>
+        <NodeErrors.Provider value={errors}>
+        <ReactFlow nodes={nodes} edges={edges} nodeTypes={nodeTypes} onNodesChange={onNodesChange} onEdgesChange={onEdgesChange} onConnect={onConnect} defaultViewport={{ x: 0, y: 0, zoom: 1 }} deleteKeyCode={['Backspace', 'Delete']}>
           <Background />
           <Controls />
         </ReactFlow>
+        </NodeErrors.Provider>
       </div>
       <p className="muted">Drag from a node's right handle to another node's left handle to connect; select and press Delete to remove.</p>
     </div>

@@ -99,6 +99,7 @@ test('sign in, create a sandbox, live QR and connect, rotate the key, build a fl
   await page.locator(node('handover-3')).waitFor();
   await drag(page, `${node('message-1')} .react-flow__handle.source`, `${node('condition-2')} .react-flow__handle.target`);
   await drag(page, `${node('condition-2')} [data-handleid="rule-0"]`, `${node('handover-3')} .react-flow__handle.target`);
+  await page.screenshot({ path: `${SHOTS}/05a-edges-1280.png` });
   await waitFor(async () => (await page.locator('.react-flow__edge').count()) === 2, 3000, 'two edges');
   await page.getByRole('button', { name: 'Save flow' }).click();
   await page.getByTestId('error-message-1').waitFor();
