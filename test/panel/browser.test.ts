@@ -80,7 +80,6 @@ test('sign in, create a sandbox, live QR and connect, rotate the key, build a fl
   await page.getByTestId('instance-status').filter({ hasText: /^connected$/ }).waitFor({ timeout: 10_000 });
   t.false(await page.getByRole('img', { name: /Pairing QR/ }).isVisible());
   t.deepEqual(navigations, [], 'no reload');
-  // The list saw it too, live.
 
   // Rotate the key: the new one is shown once; the old one is refused.
   await page.getByRole('button', { name: 'Rotate key' }).click();
@@ -99,7 +98,6 @@ test('sign in, create a sandbox, live QR and connect, rotate the key, build a fl
   await page.locator(node('handover-3')).waitFor();
   await drag(page, `${node('message-1')} .react-flow__handle.source`, `${node('condition-2')} .react-flow__handle.target`);
   await drag(page, `${node('condition-2')} [data-handleid="rule-0"]`, `${node('handover-3')} .react-flow__handle.target`);
-  await page.screenshot({ path: `${SHOTS}/05a-edges-1280.png` });
   await waitFor(async () => (await page.locator('.react-flow__edge').count()) === 2, 3000, 'two edges');
   await page.getByRole('button', { name: 'Save flow' }).click();
   await page.getByTestId('error-message-1').waitFor();
@@ -142,6 +140,16 @@ test('sign in, create a sandbox, live QR and connect, rotate the key, build a fl
   await page.getByRole('link', { name: 'Webhook' }).click();
   await page.getByRole('heading', { name: 'Deliveries' }).waitFor();
   await shots(page, '08-webhook');
+
+  // Delete, after a confirmation.
+  await page.getByRole('link', { name: 'Gateway panel' }).click();
+  await page.locator(`[data-instance="${id}"]`).getByRole('button', { name: 'Delete' }).click();
+  await page.getByRole('group', { name: 'confirm delete' }).getByRole('button', { name: 'Cancel' }).click();
+  t.is(d.core.instances.size, 1);
+  await page.locator(`[data-instance="${id}"]`).getByRole('button', { name: 'Delete' }).click();
+  await page.getByRole('button', { name: 'Yes, delete' }).click();
+  await page.getByText('No instances yet.').waitFor();
+  t.is(d.core.instances.size, 0);
 
   // Sign out: the cookie no longer works.
   await page.getByRole('button', { name: 'Sign out' }).click();
