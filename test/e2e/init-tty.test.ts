@@ -33,3 +33,23 @@ const quote = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
     child.kill('SIGKILL');
   }
 });
+
+// Guards issue 12: "Ctrl-C in `init` prints an inquirer stack message". It exits 130, quietly.
+(hasScript ? test : test.skip)('Ctrl-C at an init question exits 130 with one line and no stack, writing nothing', async (t) => {
+  const dir = join(await tempDir(), 'data');
+  const command = [process.execPath, GATEWAY_BIN, '--data-dir', dir, 'init'].map(quote).join(' ');
+  const child = spawn('script', ['-qefc', command, '/dev/null'], { stdio: ['pipe', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout.on('data', (b: Buffer) => (out += b.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+  try {
+    await waitFor(() => out.includes('Address to listen on'), 15_000, `the host question; ${out}`);
+    child.stdin.write('\x03'); // Ctrl-C on the terminal
+    t.is(await exited, 130, out);
+    t.notRegex(out, /\n\s+at /, 'no stack trace');
+    t.notRegex(out, /ExitPromptError|User force closed/);
+    await t.throwsAsync(readFile(join(dir, 'config.json'), 'utf8'), { code: 'ENOENT' });
+  } finally {
+    child.kill('SIGKILL');
+  }
+});

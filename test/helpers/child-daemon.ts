@@ -36,7 +36,7 @@ export async function startChildDaemon(dataDir: string, extraArgs: string[] = []
   const exited = new Promise<number | string>((resolve) => child.on('exit', (code, signal) => resolve(code ?? signal ?? -1)));
   let done = false;
   void exited.then(() => (done = true));
-  const until = Date.now() + 15_000;
+  const until = Date.now() + 60_000; // generous: a loaded machine starts slowly
   for (;;) {
     if (done) throw new Error(`daemon exited early: ${err || out}`);
     try {
