@@ -25,6 +25,8 @@ test.after.always(async () => {
 test.afterEach.always((t) => {
   // Nothing the double could not decrypt, and no nack from Baileys.
   if (gw.double.errors.length > 0) t.log(gw.double.errors);
+  // A failure on a loaded CI machine is diagnosed from the daemon's own log.
+  if (!t.passed) t.log(gw.output().slice(-6000));
 });
 
 test.serial('a text sent with POST /send is decrypted by the contact; delivery and read receipts become message.status webhooks and GET shows read', async (t) => {

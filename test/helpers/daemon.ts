@@ -44,6 +44,8 @@ export interface RequestOptions {
   json?: unknown;
   body?: BodyInit;
   headers?: Record<string, string>;
+  /** Gives up after this long (default 60 s, far below fetch's own 300 s, so a hung request fails its test, not the run). */
+  timeoutMs?: number;
 }
 
 export interface TestDaemon {
@@ -84,7 +86,8 @@ export async function request(base: string, method: string, path: string, option
     body = JSON.stringify(options.json);
     headers['content-type'] ??= 'application/json';
   }
-  const res = await fetch(base + path, { method, headers, ...(body !== undefined ? { body } : {}) });
+  const signal = AbortSignal.timeout(options.timeoutMs ?? 60_000);
+  const res = await fetch(base + path, { method, headers, signal, ...(body !== undefined ? { body } : {}) });
   const text = await res.text();
   let parsed: unknown = text;
   try {
