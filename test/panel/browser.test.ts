@@ -19,8 +19,16 @@ async function shots(page: Page, name: string): Promise<void> {
 
 /** Drags with the mouse from one element's centre to another's. */
 async function drag(page: Page, from: string, to: string): Promise<void> {
-  const a = await page.locator(from).boundingBox();
-  const b = await page.locator(to).boundingBox();
+  // The builder fits the view after a node is added: wait until both handles stay put.
+  const boxes = async () => [await page.locator(from).boundingBox(), await page.locator(to).boundingBox()];
+  let [a, b] = await boxes();
+  for (let i = 0; i < 50; i += 1) {
+    await page.waitForTimeout(100);
+    const [a2, b2] = await boxes();
+    const same = JSON.stringify([a, b]) === JSON.stringify([a2, b2]);
+    [a, b] = [a2, b2];
+    if (same) break;
+  }
   if (!a || !b) throw new Error(`no box for ${from} or ${to}`);
   await page.mouse.move(a.x + a.width / 2, a.y + a.height / 2);
   await page.mouse.down();

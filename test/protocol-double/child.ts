@@ -62,7 +62,7 @@ export async function startGatewayOnDouble(options: { double?: ProtocolDoubleOpt
       sending: { minIntervalMs: 0, jitterMs: 0 },
       plans: { initialCredits: 1000 },
       ...options.config,
-      baileys: { ...FAST_BAILEYS, logLevel: debug ? 'debug' : 'silent', ...options.config?.baileys, webSocketUrl: double.url },
+      baileys: { ...FAST_BAILEYS, logLevel: debug ? 'debug' : 'warn', ...options.config?.baileys, webSocketUrl: double.url },
       ...(debug ? { logLevel: 'debug' as const } : {}),
     });
     const env = { ...childPreloadEnv(), ...mediaTrustEnv() };

@@ -72,11 +72,17 @@ export function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T | und
  * with an empty body, as from the chat's other side.
  */
 export function sendOptions(message: Outgoing, known?: Quotable): MiscMessageGenerationOptions {
-  if (message.replyTo === undefined) return { messageId: message.id };
+  // Baileys sets no limit on a media upload by default: a media host that stops answering would
+  // hold the send (and its credit hold) forever. Past this the send fails before anything left.
+  const base = { messageId: message.id, mediaUploadTimeoutMs: MEDIA_UPLOAD_TIMEOUT_MS };
+  if (message.replyTo === undefined) return base;
   const key = { remoteJid: message.to, id: message.replyTo, fromMe: known?.fromMe ?? false, ...(known?.participant ? { participant: known.participant } : {}) };
   const quoted: WAMessage = { key, message: known?.message ?? { conversation: '' } };
-  return { messageId: message.id, quoted };
+  return { ...base, quoted };
 }
+
+/** Longest a media upload may take (16 MiB at about 300 kB/s). */
+export const MEDIA_UPLOAD_TIMEOUT_MS = 60_000;
 
 /** Why a socket closed, when Baileys says more than a generic close (DNS, refused, TLS). */
 export function closeCause(error: unknown): string | null {
