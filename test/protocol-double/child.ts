@@ -19,7 +19,7 @@ export interface SignedEvent {
 }
 
 /**
- * The built daemon (`bin/gateway start`, a child process: run `npx tsc -p tsconfig.json` first)
+ * The built daemon (`bin/gateway start`, a child process: run `npm run build` first)
  * with one real-Baileys instance paired against the protocol double, its webhook pointed at a
  * real local receiver with a signing secret. The child trusts the double's Noise root (preload)
  * and its media host's test CA (NODE_EXTRA_CA_CERTS); nothing in the product is changed.
