@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { GatewayError, errorMessage } from '../domain/errors.js';
 import { setWriteGuard, writeFileAtomic } from '../store/atomic-write.js';
-import { removeLeftovers } from '../store/leftovers.js';
+import { removeDataDirLeftovers } from '../store/leftovers.js';
 import { LockBusyError, acquireLock, ownerAlive, readLockOwner, type HeldLock } from '../store/owner-lock.js';
 import { storePaths } from '../store/paths.js';
 
@@ -59,7 +59,7 @@ export async function lockDataDir(dataDir: string, kind: HolderKind, waitMs: num
   }
   // LockLostError is a GatewayError (STORE_LOCK_LOST): the write fails, nothing is committed.
   setWriteGuard(() => lock.assertHeld());
-  for (const dir of [paths.dataDir, paths.creditsDir, paths.authDir]) await removeLeftovers(dir).catch(() => undefined);
+  await removeDataDirLeftovers(paths);
   return lock;
 }
 

@@ -1,7 +1,7 @@
-import { copyFile, readdir, rm, stat } from 'node:fs/promises';
+import { copyFile, readdir, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { storageError } from '../domain/errors.js';
-import { ensureDir, writeFileAtomic } from '../store/atomic-write.js';
+import { ensureDir, tempPath, writeFileAtomic } from '../store/atomic-write.js';
 
 const SAFE_ID = /^[A-Za-z0-9_-]{1,128}$/;
 
@@ -61,7 +61,18 @@ export class MediaFiles {
     try {
       await ensureDir(dir);
       if ('bytes' in source) await writeFileAtomic(file, source.bytes);
-      else await copyFile(source.path, file);
+      else {
+        // Copied under a temp name, then renamed: a crash mid-copy never leaves a torn file that
+        // would be served as the media (the temp name is swept at the next start).
+        const tmp = tempPath(file);
+        try {
+          await copyFile(source.path, tmp);
+          await rename(tmp, file);
+        } catch (err) {
+          await rm(tmp, { force: true });
+          throw err;
+        }
+      }
     } catch (err) {
       throw storageError(err, `media of ${messageId}`);
     }

@@ -23,7 +23,8 @@ export function checkWriteGuard(): void {
   writeGuard?.();
 }
 
-function tempPath(file: string): string {
+/** A temp name beside `file` that store/leftovers.ts recognises (and sweeps once its writer is gone). */
+export function tempPath(file: string): string {
   return join(dirname(file), `.${basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
 }
 

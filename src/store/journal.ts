@@ -1,7 +1,7 @@
 import { open, rename, rm, type FileHandle } from 'node:fs/promises';
-import { dirname, basename, join } from 'node:path';
+import { dirname } from 'node:path';
 import { storageError } from '../domain/errors.js';
-import { FILE_MODE, checkWriteGuard, syncDir } from './atomic-write.js';
+import { FILE_MODE, checkWriteGuard, syncDir, tempPath } from './atomic-write.js';
 
 /**
  * An append-only file of JSON lines with group commit: every line appended while a write is under
@@ -159,7 +159,7 @@ export class Journal {
    */
   async rewrite(lines: readonly string[]): Promise<number[]> {
     await this.drain();
-    const tmp = join(dirname(this.file), `.${basename(this.file)}.${process.pid}.compact.tmp`);
+    const tmp = tempPath(this.file);
     const offsets: number[] = [];
     let pos = 0;
     const bufs = lines.map((l) => {

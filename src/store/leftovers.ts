@@ -1,5 +1,6 @@
 import { lstat, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { isInstanceId, type StorePaths } from './paths.js';
 import { processRunning, processStartedAtMs } from './process-identity.js';
 
 /**
@@ -63,6 +64,24 @@ export async function removeLeftovers(dir: string, options: LeftoverOptions = {}
     if (Date.now() - mtimeMs < minAgeMs || !isLeftover(Number(m[2]), mtimeMs)) continue;
     await rm(path, { recursive: true, force: true });
     removed.push(name);
+  }
+  return removed;
+}
+
+/**
+ * Sweeps every directory the store writes temp files in: the data dir, credits/, auth/, and each
+ * instance's folder under messages/ (journal compaction), media/ (downloads) and flows/. The webhook
+ * outbox sweeps its own folders when it loads.
+ */
+export async function removeDataDirLeftovers(paths: StorePaths, options: LeftoverOptions = {}): Promise<string[]> {
+  const dirs = [paths.dataDir, paths.creditsDir, paths.authDir];
+  for (const parent of [paths.messagesDir, paths.mediaDir, paths.flowsDir]) {
+    const names = await readdir(parent).catch(() => [] as string[]);
+    for (const name of names) if (isInstanceId(name)) dirs.push(join(parent, name));
+  }
+  const removed: string[] = [];
+  for (const dir of dirs) {
+    for (const name of await removeLeftovers(dir, options).catch(() => [] as string[])) removed.push(join(dir, name));
   }
   return removed;
 }

@@ -1,8 +1,11 @@
 import test from 'ava';
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, readdirSync, utimesSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { removeLeftovers } from '../../src/store/leftovers.js';
+import { existsSync, mkdirSync, readdirSync, utimesSync, writeFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { tempPath } from '../../src/store/atomic-write.js';
+import { Journal } from '../../src/store/journal.js';
+import { removeDataDirLeftovers, removeLeftovers } from '../../src/store/leftovers.js';
+import { storePaths } from '../../src/store/paths.js';
 import { acquireLock } from '../../src/store/owner-lock.js';
 import { tempDir } from '../helpers/daemon.js';
 
@@ -66,4 +69,34 @@ test('the temp file of a real atomic write killed half-way is recognised and rem
   t.is(names.length, 1, 'caught the write half-way');
   t.deepEqual(await removeLeftovers(dir, { minAgeMs: 0 }), names);
   t.deepEqual(readdirSync(dir), []);
+});
+
+test('every folder the store writes in is swept: messages, media and flows per instance too, and journal compaction temps', async (t) => {
+  // Rule guarded (issue 12): temp files left by a crash are removed wherever the store writes,
+  // not only in the data dir root, credits/ and auth/.
+  const dataDir = await tempDir('gw-leftovers-');
+  const paths = storePaths(dataDir);
+  const dead = spawnSync(process.execPath, ['-e', '0']).pid!;
+  const id = 'inst_abcdef123';
+  const planted: string[] = [];
+  for (const dir of [paths.dataDir, paths.creditsDir, paths.authDir, join(paths.messagesDir, id), join(paths.mediaDir, id), join(paths.flowsDir, id)]) {
+    mkdirSync(dir, { recursive: true });
+    const name = temp('journal.jsonl', dead);
+    writeFileSync(join(dir, name), 'torn');
+    writeFileSync(join(dir, 'keep.json'), '{}');
+    planted.push(join(dir, name));
+  }
+  // A folder that is not an instance's is not walked into.
+  mkdirSync(join(paths.mediaDir, 'not-an-instance'), { recursive: true });
+  writeFileSync(join(paths.mediaDir, 'not-an-instance', temp('x', dead)), '');
+
+  // The name a journal compaction uses is one the sweep recognises.
+  const { journal } = await Journal.open(join(paths.messagesDir, id, 'journal.jsonl'));
+  t.regex(basename(tempPath(journal.file)), /^\.journal\.jsonl\.\d+\.[0-9a-f]+\.tmp$/);
+  await journal.close();
+
+  t.deepEqual((await removeDataDirLeftovers(paths, { minAgeMs: 0 })).sort(), planted.sort());
+  for (const p of planted) t.false(existsSync(p));
+  t.true(existsSync(join(paths.flowsDir, id, 'keep.json')));
+  t.is(readdirSync(join(paths.mediaDir, 'not-an-instance')).length, 1);
 });
