@@ -95,3 +95,27 @@ test('doctor on a missing data dir exits 1 and says to run init', async (t) => {
   t.regex(r.stdout, /FAIL\s+data-dir/);
   t.regex(r.stdout, /gateway init/);
 });
+
+test('doctor fails when WhatsApp cannot be reached, naming the cause (DNS, refused connection)', async (t) => {
+  // Rule guarded (issue 12): an instance with no route to WhatsApp only retries; doctor said "All
+  // checks passed". It must fail the whatsapp check with the cause and exit 1.
+  const dir = await initialised();
+  const setUrl = async (url: string) => {
+    const config = JSON.parse(await readFile(join(dir, 'config.json'), 'utf8')) as { baileys: Record<string, unknown> };
+    config.baileys.webSocketUrl = url;
+    await writeFile(join(dir, 'config.json'), JSON.stringify(config));
+  };
+  // `.invalid` never resolves (RFC 6761).
+  await setUrl('wss://web.whatsapp.invalid/ws/chat');
+  let r = await runCli(['doctor'], { dataDir: dir });
+  t.is(r.code, 1, r.stdout + r.stderr);
+  t.regex(r.stdout, /FAIL\s+whatsapp\b.*cannot resolve web\.whatsapp\.invalid \((ENOTFOUND|EAI_AGAIN)\)/);
+  t.notRegex(r.stdout, /All checks passed/);
+  // A port where nothing listens: the connection is refused.
+  await setUrl(`ws://127.0.0.1:${await freePort()}/ws/chat`);
+  r = await runCli(['doctor', '--json'], { dataDir: dir });
+  t.is(r.code, 1);
+  const whatsapp = (JSON.parse(r.stdout) as { checks: { name: string; status: string; message: string }[] }).checks.find((c) => c.name === 'whatsapp');
+  t.is(whatsapp?.status, 'fail');
+  t.regex(whatsapp?.message ?? '', /ECONNREFUSED/);
+});

@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pino } from 'pino';
+import { pino, type Logger } from 'pino';
 import { loadConfig, saveConfig } from '../../src/config/load.js';
 import type { GatewayConfig } from '../../src/config/schema.js';
 import { startDaemon, type DaemonOptions, type RunningDaemon } from '../../src/daemon/boot.js';
@@ -75,6 +75,8 @@ export interface TestDaemonOptions {
   whatsapp?: DaemonOptions['whatsapp'];
   defaultMetrics?: boolean;
   dataDir?: string;
+  /** The daemon's logger (default: silent, or TEST_LOG_LEVEL). */
+  logger?: Logger;
 }
 
 export async function request(base: string, method: string, path: string, options: RequestOptions = {}): Promise<ApiResponse> {
@@ -105,7 +107,7 @@ export async function startTestDaemon(options: TestDaemonOptions = {}): Promise<
   const daemon = await startDaemon({
     dataDir,
     port: 0,
-    logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
+    logger: options.logger ?? pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
     defaultMetrics: options.defaultMetrics ?? false,
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.timers ? { timers: options.timers } : {}),
@@ -151,4 +153,11 @@ export async function waitFor<T>(check: () => T | Promise<T>, ms = 3000, label =
     if (Date.now() > until) throw new Error(`timed out waiting for ${label}`);
     await new Promise((r) => setTimeout(r, 20));
   }
+}
+
+/** A pino logger at `level` that keeps every line it writes, parsed (for tests that read the log). */
+export function capturingLogger(level = 'info'): { logger: Logger; lines: Record<string, unknown>[] } {
+  const lines: Record<string, unknown>[] = [];
+  const logger = pino({ level }, { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) });
+  return { logger, lines };
 }
