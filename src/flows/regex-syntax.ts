@@ -1,3 +1,4 @@
+import { GatewayError } from '../domain/errors.js';
 /**
  * Flow regexes are written in JavaScript syntax (no flags, always case-insensitive) and run on
  * re2js, whose syntax is RE2's. This rewrites a pattern that `new RegExp(source, 'i')` accepts into
@@ -16,9 +17,10 @@
  * Groups become non-capturing: only "does it match" is asked, and RE2's group names are stricter.
  */
 
-export class RegexRefused extends Error {
+/** A pattern the linear-time engine will not run (INVALID_FIELD), with the reason. */
+export class RegexRefused extends GatewayError {
   constructor(message: string) {
-    super(message);
+    super('INVALID_FIELD', message);
     this.name = 'RegexRefused';
   }
 }

@@ -1,7 +1,6 @@
 import Type, { type Static } from 'typebox';
-import { GatewayError } from '../domain/errors.js';
 import { FLOW_LIMITS, type Flow } from './types.js';
-import { FlowValidationError, validateFlow } from './validate.js';
+import { validateFlow } from './validate.js';
 
 /**
  * The flow document as a schema, for the OpenAPI document and the panel. Keys starting with "_"
@@ -66,14 +65,9 @@ export const FlowDocument = Type.Object(
   { ...toolKeys, description: 'A chatbot flow: message, condition and handover nodes (docs/flows.md).' },
 );
 
-/** A flow from a request body: the validator's check, refused as INVALID_FIELD with `error.node`. */
+/** A flow from a request body: the validator's check (FlowValidationError: INVALID_FIELD with `error.node`). */
 export function parseFlowBody(raw: unknown): Flow {
-  try {
-    return validateFlow(raw);
-  } catch (err) {
-    if (err instanceof FlowValidationError) throw new GatewayError('INVALID_FIELD', err.message, err.node === null ? undefined : { detail: { node: err.node } });
-    throw err;
-  }
+  return validateFlow(raw);
 }
 
 /** The validated form is one the document allows (the compiler checks schema and types agree). */

@@ -1,15 +1,19 @@
 import type { TSchema } from 'typebox';
+import { GatewayError } from '../domain/errors.js';
 import { isRecord } from '../domain/guards.js';
 import { issues } from '../schemas/check.js';
 import { RegexRefused, SafeRegex } from './safe-regex.js';
 import { FlowShape, NODE_SCHEMAS, RULE_SCHEMAS } from './schema.js';
 import { FLOW_LIMITS, type Flow, type FlowNode, type Rule } from './types.js';
 
-/** A flow document that breaks the contract; the message starts with the node (or field) at fault. */
-export class FlowValidationError extends Error {
+/**
+ * A flow document that breaks the contract (INVALID_FIELD); the message starts with the node (or
+ * field) at fault, and the error body names the node in `error.node`.
+ */
+export class FlowValidationError extends GatewayError {
   readonly node: string | null;
   constructor(message: string, node: string | null = null) {
-    super(node === null ? message : `node "${node}": ${message}`);
+    super('INVALID_FIELD', node === null ? message : `node "${node}": ${message}`, node === null ? undefined : { detail: { node } });
     this.name = 'FlowValidationError';
     this.node = node;
   }

@@ -1,13 +1,19 @@
 import type { Context, Middleware } from 'koa';
 import type { Logger } from 'pino';
 import { GatewayError } from '../domain/errors.js';
+import { controlRequests } from './auth.js';
 
-/** Writes the DESIGN.md error body. 5xx messages not written for clients are replaced. */
+/**
+ * Writes the DESIGN.md error body. 5xx messages not written for clients are replaced, except on
+ * the control socket: its only client is our own CLI (the data dir's owner), which shows the real
+ * code and message and exits with the code's exit status (STORE_CORRUPT: 3).
+ */
 export function renderError(ctx: Context, err: GatewayError): void {
   ctx.status = err.status;
   if (err.retryAfter !== undefined) ctx.set('Retry-After', String(err.retryAfter));
-  const message = err.expose ? err.message : 'internal error';
-  ctx.body = { success: false, error: { code: err.expose ? err.code : 'INTERNAL', message, ...(err.expose ? err.detail : undefined) } };
+  const expose = err.expose || controlRequests.has(ctx.req);
+  const message = expose ? err.message : 'internal error';
+  ctx.body = { success: false, error: { code: expose ? err.code : 'INTERNAL', message, ...(expose ? err.detail : undefined) } };
 }
 
 /** Maps errors thrown by body parsers (formidable, raw-body) to contract codes. */

@@ -1,6 +1,6 @@
 import type { LookupAddress } from 'node:dns';
 import { isIP, type LookupFunction } from 'node:net';
-import { isPrivateAddress, WebhookTargetError, type Resolver } from './target-policy.js';
+import { isPrivateAddress, type Resolver } from './target-policy.js';
 
 /**
  * A `lookup` for the HTTP client that resolves through `resolve` and, unless private targets are
@@ -16,7 +16,8 @@ export function guardedLookup(resolve: Resolver, allowPrivate: boolean): LookupF
       (list) => {
         const bad = list.find(isPrivateAddress);
         if (!allowPrivate && bad !== undefined) {
-          const err: NodeJS.ErrnoException = new WebhookTargetError(
+          // A socket-level error (errno-shaped, for the HTTP client), with the policy's wording.
+          const err: NodeJS.ErrnoException = new Error(
             `webhook host ${host} resolves to a loopback/private address (${bad}); set webhooks.allowPrivateTargets to true in config.json to allow it`,
           );
           err.code = 'EPRIVATETARGET';

@@ -1,6 +1,7 @@
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
+import { GatewayError } from '../domain/errors.js';
 
 /**
  * What a webhook may reach unless `webhooks.allowPrivateTargets` is true: global unicast only.
@@ -76,9 +77,10 @@ export function isPrivateAddress(address: string): boolean {
   return range !== 'unicast' || !v6.match(IPV6_GLOBAL_UNICAST);
 }
 
-export class WebhookTargetError extends Error {
+/** A webhook URL the target policy refuses (INVALID_FIELD), with the reason and the setting to change. */
+export class WebhookTargetError extends GatewayError {
   constructor(message: string) {
-    super(message);
+    super('INVALID_FIELD', message);
     this.name = 'WebhookTargetError';
   }
 }

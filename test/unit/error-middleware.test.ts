@@ -8,12 +8,20 @@ import test from 'ava';
 import Koa from 'koa';
 import { pino } from 'pino';
 import { ERROR_TABLE, GatewayError, storageError } from '../../src/domain/errors.js';
+import { controlRequests } from '../../src/http/auth.js';
 import { errorMiddleware } from '../../src/http/error-middleware.js';
 import { corruptStore } from '../../src/store/json-file.js';
 
-async function answer(thrown: unknown): Promise<{ status: number; body: unknown; retryAfter: string | null }> {
+async function answer(thrown: unknown, options: { control?: boolean } = {}): Promise<{ status: number; body: unknown; retryAfter: string | null }> {
   const app = new Koa();
   app.silent = true;
+  if (options.control) {
+    // As the daemon's control socket does (src/daemon/boot.ts): its requests are trusted.
+    app.use(async (ctx, next) => {
+      controlRequests.add(ctx.req);
+      await next();
+    });
+  }
   app.use(errorMiddleware(pino({ level: 'silent' })));
   app.use(() => {
     throw thrown;
@@ -56,4 +64,13 @@ test('one table gives every code its HTTP status and exit code', (t) => {
   t.is(new GatewayError('NOT_FOUND', 'x').exitCode, 4);
   t.is(new GatewayError('STORE_CORRUPT', 'x').exitCode, 3);
   t.is(new GatewayError('USAGE', 'x').exitCode, 2);
+});
+
+test('on the control socket (our own CLI) a 5xx keeps its code and message, so the CLI exits with its code', async (t) => {
+  const corrupt = await answer(corruptStore('/data/credits/inst_x.json', 'Unexpected end'), { control: true });
+  t.is(corrupt.status, 500);
+  t.like(corrupt.body, { error: { code: 'STORE_CORRUPT' } });
+  t.regex((corrupt.body as { error: { message: string } }).error.message, /inst_x\.json: store file is corrupt/);
+  // A stray Error stays generic everywhere.
+  t.like((await answer(new Error('boom'), { control: true })).body, { error: { code: 'INTERNAL', message: 'internal error' } });
 });

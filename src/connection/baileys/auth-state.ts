@@ -12,7 +12,7 @@ import {
   type SignalKeyStore,
 } from '@whiskeysockets/baileys';
 import { ensureDir, writeFileAtomic } from '../../store/atomic-write.js';
-import { errorMessage } from '../../domain/errors.js';
+import { errorMessage, GatewayError } from '../../domain/errors.js';
 import { isRecord } from '../../domain/guards.js';
 
 /**
@@ -35,12 +35,13 @@ interface AuthFile {
 }
 
 /** The credentials file exists but cannot be used; pairing afresh over it would lose the session. */
-export class AuthStateCorruptError extends Error {
+export class AuthStateCorruptError extends GatewayError {
   constructor(
     readonly file: string,
     detail: string,
   ) {
     super(
+      'STORE_CORRUPT',
       `credentials file ${file} is unreadable (${detail}); refusing to start a new pairing over it. ` +
         'Restore it from a backup, or delete it (or log the instance out) to pair again.',
     );
