@@ -1,56 +1,28 @@
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { storageError } from '../domain/errors.js';
-import { isRecord } from '../domain/guards.js';
+import Type, { type Static } from 'typebox';
+import { matches } from '../schemas/check.js';
 import { ensureDir, writeFileAtomic } from '../store/atomic-write.js';
 import { AtomicJsonFile } from '../store/json-file.js';
 import { isInstanceId, storePaths } from '../store/paths.js';
 import { flowRevision } from './compiled.js';
-import type { Conversation, Flow, Handover, StoredFlow } from './types.js';
+import { ConversationRecord, HandoverRecord, StoredFlowRecord, type Conversation, type Flow, type Handover, type StoredFlow } from './types.js';
 
 /**
  * The files of one instance's chatbot, under DATA_DIR/flows/<instanceId>/: flow.json (the flow),
  * handovers.json (open handovers) and conversations.json (where each chat stands). One process
  * writes them (the daemon, or a CLI command while none runs); each write is atomic.
  */
-export interface HandoversDoc {
-  version: 1;
-  handovers: Record<string, Handover>;
-}
+const HandoversDocSchema = Type.Object({ version: Type.Literal(1), handovers: Type.Record(Type.String(), HandoverRecord) });
+export type HandoversDoc = Static<typeof HandoversDocSchema>;
 
-export interface ConversationsDoc {
-  version: 1;
-  conversations: Record<string, Conversation>;
-}
+const ConversationsDocSchema = Type.Object({ version: Type.Literal(1), conversations: Type.Record(Type.String(), ConversationRecord) });
+export type ConversationsDoc = Static<typeof ConversationsDocSchema>;
 
-function isStoredFlow(v: unknown): v is StoredFlow {
-  return isRecord(v) && v.version === 1 && typeof v.revision === 'string' && typeof v.updatedAt === 'string' && isRecord(v.flow);
-}
-
-function isHandover(v: unknown): v is Handover {
-  return (
-    isRecord(v) &&
-    typeof v.chatId === 'string' &&
-    typeof v.phone === 'string' &&
-    typeof v.flow === 'string' &&
-    typeof v.node === 'string' &&
-    typeof v.openedAt === 'string' &&
-    typeof v.expiresAt === 'string' &&
-    (v.fromName === undefined || typeof v.fromName === 'string')
-  );
-}
-
-function isHandoversDoc(v: unknown): v is HandoversDoc {
-  return isRecord(v) && v.version === 1 && isRecord(v.handovers) && Object.values(v.handovers).every(isHandover);
-}
-
-function isConversation(v: unknown): v is Conversation {
-  return isRecord(v) && typeof v.phone === 'string' && (v.node === null || typeof v.node === 'string') && typeof v.revision === 'string' && typeof v.updatedAt === 'string';
-}
-
-function isConversationsDoc(v: unknown): v is ConversationsDoc {
-  return isRecord(v) && v.version === 1 && isRecord(v.conversations) && Object.values(v.conversations).every(isConversation);
-}
+const isStoredFlow = (v: unknown): v is StoredFlow => matches(StoredFlowRecord, v);
+const isHandoversDoc = (v: unknown): v is HandoversDoc => matches(HandoversDocSchema, v);
+const isConversationsDoc = (v: unknown): v is ConversationsDoc => matches(ConversationsDocSchema, v);
 
 /** Null-prototype copy, so chat ids such as "__proto__" are plain keys. */
 function dict<T>(from: Record<string, T>): Record<string, T> {

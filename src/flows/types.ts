@@ -1,6 +1,8 @@
+import Type, { type Static } from 'typebox';
+
 /**
  * The flow document (the contract from issue 6, extended compatibly) and the state the engine keeps
- * per conversation. Pure types and limits: no I/O here.
+ * per conversation, with the schemas of the files that hold it. Pure types and limits: no I/O here.
  */
 
 export type Rule =
@@ -69,31 +71,37 @@ export const FLOW_LIMITS = {
  */
 export const MAX_MATCH_INPUT = 4_096;
 
-/** Where one chat stands in the instance's flow. */
-export interface Conversation {
-  phone: string;
+/** Where one chat stands in the instance's flow (conversations.json). */
+export const ConversationRecord = Type.Object({
+  phone: Type.String(),
   /** Node the next inbound message starts at (a waiting condition, or a handover's resume point); null = `start`. */
-  node: string | null;
+  node: Type.Union([Type.String(), Type.Null()]),
   /** The flow revision `node` belongs to; a different flow restarts the conversation. */
-  revision: string;
-  updatedAt: string;
-}
+  revision: Type.String(),
+  updatedAt: Type.String(),
+});
+export type Conversation = Static<typeof ConversationRecord>;
 
-/** An open handover: the bot is silent in this chat until release or `expiresAt`. */
-export interface Handover {
-  chatId: string;
-  phone: string;
-  fromName?: string;
-  flow: string;
-  node: string;
-  openedAt: string;
-  expiresAt: string;
-}
+/** An open handover: the bot is silent in this chat until release or `expiresAt` (handovers.json). */
+export const HandoverRecord = Type.Object({
+  chatId: Type.String(),
+  phone: Type.String(),
+  fromName: Type.Optional(Type.String()),
+  flow: Type.String(),
+  node: Type.String(),
+  openedAt: Type.String(),
+  expiresAt: Type.String(),
+});
+export type Handover = Static<typeof HandoverRecord>;
 
-/** A flow as stored: the document plus what the daemon needs to notice a change. */
-export interface StoredFlow {
-  version: 1;
-  revision: string;
-  updatedAt: string;
-  flow: Flow;
-}
+/**
+ * A flow as stored (flow.json): the document plus what the daemon needs to notice a change. The
+ * document itself was validated when it was put (validateFlow); here it is only an object.
+ */
+export const StoredFlowRecord = Type.Object({
+  version: Type.Literal(1),
+  revision: Type.String(),
+  updatedAt: Type.String(),
+  flow: Type.Unsafe<Flow>(Type.Object({})),
+});
+export type StoredFlow = Static<typeof StoredFlowRecord>;
