@@ -1,6 +1,7 @@
 import { type Command, InvalidArgumentError } from 'commander';
 import { resolveDataDir } from '../config/load.js';
 import { isE164 } from '../domain/phone.js';
+import { MAX_CREDITS, MAX_PREMIUM_DAYS } from '../domain/limits.js';
 
 export interface GlobalOptions {
   dataDir?: string;
@@ -22,7 +23,7 @@ function whole(value: string, max: number): number {
   return Number(value);
 }
 
-export const MAX_COUNT = 1_000_000_000_000;
+export const MAX_COUNT = MAX_CREDITS;
 
 export function parseCount(value: string): number {
   return whole(value, MAX_COUNT);
@@ -36,8 +37,8 @@ export function parsePositive(value: string): number {
 
 /** Premium days: at most 36,500 (about 100 years) in one grant. */
 export function parseDays(value: string): number {
-  const n = whole(value, 36_500);
-  if (n === 0) throw new InvalidArgumentError('expected a whole number of days from 1 to 36500');
+  const n = whole(value, MAX_PREMIUM_DAYS);
+  if (n === 0) throw new InvalidArgumentError(`expected a whole number of days from 1 to ${MAX_PREMIUM_DAYS}`);
   return n;
 }
 

@@ -1,4 +1,5 @@
 import Type, { type Static } from 'typebox';
+import { MAX_CREDITS, MAX_PREMIUM_DAYS } from '../domain/limits.js';
 
 /**
  * config.json: every key, its type, bounds and default, in one schema. It gives the TypeScript
@@ -56,8 +57,8 @@ export const ConfigSchema = Type.Object(
     ),
     plans: section(
       {
-        trialDays: int(0, 30, 'Premium days for the first instance of an owner.', 36_500),
-        initialCredits: int(0, 0, 'Credits every new instance starts with.', 1_000_000_000_000),
+        trialDays: int(0, 30, 'Premium days for the first instance of an owner.', MAX_PREMIUM_DAYS),
+        initialCredits: int(0, 0, 'Credits every new instance starts with.', MAX_CREDITS),
       },
       'Plans and credits.',
     ),

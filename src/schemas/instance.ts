@@ -1,6 +1,7 @@
 import Type, { type Static } from 'typebox';
 import { IsoTime, Phone, Quota, closed } from './common.js';
 import { EVENT_TYPES, InstanceStatusSchema } from './events.js';
+import { MAX_CREDITS, MAX_PREMIUM_DAYS } from '../domain/limits.js';
 
 export const EventTypeSchema = Type.Enum([...EVENT_TYPES]);
 
@@ -88,8 +89,8 @@ export const CreateInstanceInput = closed({
   webhookUrl: Type.Optional(Type.String({ minLength: 1, maxLength: 2048 })),
   webhookSecret: Type.Optional(WebhookSecretInput),
   webhookEvents: Type.Optional(Type.Array(EventTypeSchema, { minItems: 1, maxItems: EVENT_TYPES.length, uniqueItems: true })),
-  credits: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000_000_000 })),
-  premiumDays: Type.Optional(Type.Integer({ minimum: 0, maximum: 36_500, description: 'Premium days on top of any trial.' })),
+  credits: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_CREDITS })),
+  premiumDays: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_PREMIUM_DAYS, description: 'Premium days on top of any trial.' })),
 });
 
 export const WebhookInput = closed({
@@ -116,8 +117,8 @@ export const InstanceListBody = closed({
   nextCursor: Type.Union([Type.String(), Type.Null()]),
 });
 
-export const CreditsInput = closed({ add: Type.Integer({ minimum: 1, maximum: 1_000_000_000_000 }) });
-export const PremiumInput = closed({ days: Type.Integer({ minimum: 1, maximum: 36_500 }) });
+export const CreditsInput = closed({ add: Type.Integer({ minimum: 1, maximum: MAX_CREDITS }) });
+export const PremiumInput = closed({ days: Type.Integer({ minimum: 1, maximum: MAX_PREMIUM_DAYS }) });
 export const PairingCodeInput = closed({ phone: Phone });
 
 export const DeletedBody = closed({

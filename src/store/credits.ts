@@ -10,7 +10,8 @@ import { Journal } from './journal.js';
 import { storePaths, type StorePaths } from './paths.js';
 
 /** The largest balance an instance may hold (far below where integers stop being exact). */
-export const MAX_CREDITS = 1_000_000_000_000;
+export { MAX_CREDITS } from '../domain/limits.js';
+import { MAX_CREDITS } from '../domain/limits.js';
 
 /**
  * An instance's credits: `balance` counts every credit not yet spent, including the ones `held`

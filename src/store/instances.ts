@@ -12,7 +12,7 @@ import { generateApiKey, generateInstanceId, hashSecret } from './secrets.js';
 export const DEFAULT_OWNER = 'default';
 
 /** Longest premium grant in one go (about 100 years): dates stay far inside what Date can hold. */
-export const MAX_PREMIUM_DAYS = 36_500;
+import { MAX_PREMIUM_DAYS } from '../domain/limits.js';
 
 const isInstancesDoc = (v: unknown): v is InstancesDoc => matches(InstancesDocSchema, v);
 

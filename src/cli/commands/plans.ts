@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { seg, withApi } from '../api.js';
 import { globals, output, parseDays, parsePositive } from '../context.js';
+import { MAX_PREMIUM_DAYS } from '../../domain/limits.js';
 
 export function registerPlans(program: Command): void {
   program
@@ -32,7 +33,7 @@ export function registerPlans(program: Command): void {
     .description('premium')
     .command('grant <id>')
     .description('extend premium by N days (from now, or from the current end if still premium)')
-    .requiredOption('--days <n>', 'days of premium (1 to 36500)', parseDays)
+    .requiredOption('--days <n>', `days of premium (1 to ${MAX_PREMIUM_DAYS})`, parseDays)
     .action(async (id: string, opts: { days: number }, cmd: Command) => {
       const { dataDir, json } = globals(cmd);
       const view = await withApi(dataDir, (api) => api.call('POST', `/api/instances/${seg(id)}/premium`, { days: opts.days }));
