@@ -41,7 +41,7 @@ export const ConfigSchema = Type.Object(
     ),
     media: section(
       {
-        maxBytes: int(1, 16 * 1024 * 1024, 'Largest file send-media accepts.'),
+        maxBytes: int(1, 16 * 1024 * 1024, 'Largest file send-media accepts, and largest received file the gateway downloads (bigger ones are announced with media.url null).'),
         keepDays: int(0, 7, 'Days inbound and sent media are kept for GET /messages/{id}/media.', 3650),
         maxStoreBytes: int(0, 1024 * 1024 * 1024, 'Bytes of stored media per instance; the oldest go first past it.'),
       },

@@ -214,7 +214,7 @@ export class SandboxConnection implements Connection {
     const media = input.media;
     await this.hooks.onMessage(
       message,
-      media ? { mimetype: media.mimetype, ...(media.fileName !== undefined ? { fileName: media.fileName } : {}), download: async () => media.bytes } : undefined,
+      media ? { mimetype: media.mimetype, ...(media.fileName !== undefined ? { fileName: media.fileName } : {}), declaredSize: media.bytes.length, download: async () => media.bytes } : undefined,
     );
     return message;
   }

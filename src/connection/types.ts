@@ -111,6 +111,8 @@ export interface ConnectionHooks {
 export interface InboundMedia {
   mimetype: string;
   fileName?: string;
+  /** The size the sender announced (WhatsApp's `fileLength`): a file over the limit is never fetched. */
+  declaredSize?: number;
   download(): Promise<Uint8Array>;
 }
 

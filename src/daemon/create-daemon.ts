@@ -115,7 +115,7 @@ export async function createDaemon(parts: DaemonParts): Promise<Daemon> {
   const bus = new EventBus(logger);
   const media = new MediaFiles(paths.mediaDir, { keepMs: config.media.keepDays * DAY_MS, maxBytesPerInstance: config.media.maxStoreBytes });
   const messages = new MessageStore({ root: paths.messagesDir, history: config.history, media, clock, timers, logger });
-  const hub = new MessageHub({ store: messages, media, bus, clock, logger, maxMediaBytes: config.media.maxStoreBytes });
+  const hub = new MessageHub({ store: messages, media, bus, clock, logger, maxMediaBytes: config.media.maxBytes });
   const prometheus = config.metrics.mode === 'off' ? null : createGatewayMetrics({ connectionStatuses: () => [...manager.all()].map((e) => e.connection.status) }, { defaultMetrics: parts.defaultMetrics ?? true });
   const metrics = prometheus?.sink ?? noMetrics;
   const now = (): string => new Date(clock.now()).toISOString();

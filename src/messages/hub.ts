@@ -15,7 +15,7 @@ export interface MessageHubDeps {
   bus: EventBus;
   clock: Clock;
   logger: Logger;
-  /** Largest inbound file downloaded (bigger ones are announced without a url). */
+  /** Largest inbound file downloaded (`media.maxBytes`; bigger ones are announced without a url). */
   maxMediaBytes: number;
   downloadTimeoutMs?: number;
 }
@@ -72,15 +72,23 @@ export class MessageHub {
     let stored: { mimetype: string; size: number; fileName?: string } | undefined;
     if (media) {
       let url: string | null = null;
-      let size = 0;
-      try {
-        const bytes = await withTimeout(media.download(), this.deps.downloadTimeoutMs ?? 60_000);
-        size = bytes.length;
-        if (size <= this.deps.maxMediaBytes && (await this.deps.media.put(instanceId, message.messageId, { bytes }, this.deps.clock.now()))) {
-          url = mediaUrl(instanceId, message.messageId);
+      let size = media.declaredSize ?? 0;
+      const max = this.deps.maxMediaBytes;
+      if (size > max) {
+        // Never fetched: the download would hold the whole file in memory first.
+        this.deps.logger.info({ instanceId, messageId: message.messageId, size, max }, 'received media over media.maxBytes: announced without a url, not downloaded');
+      } else {
+        try {
+          const bytes = await withTimeout(media.download(), this.deps.downloadTimeoutMs ?? 60_000);
+          size = bytes.length;
+          if (size > max) {
+            this.deps.logger.info({ instanceId, messageId: message.messageId, size, max }, 'received media over media.maxBytes (more than announced): not kept');
+          } else if (await this.deps.media.put(instanceId, message.messageId, { bytes }, this.deps.clock.now())) {
+            url = mediaUrl(instanceId, message.messageId);
+          }
+        } catch (err) {
+          this.deps.logger.warn({ instanceId, messageId: message.messageId, err: errorMessage(err) }, 'could not download the media of a received message; announced without a url');
         }
-      } catch (err) {
-        this.deps.logger.warn({ instanceId, messageId: message.messageId, err: errorMessage(err) }, 'could not download the media of a received message; announced without a url');
       }
       stored = { mimetype: media.mimetype, size, ...(media.fileName !== undefined ? { fileName: media.fileName } : {}) };
       event = { ...message, media: { ...stored, url } };

@@ -82,12 +82,16 @@ export class MediaFiles {
     return true;
   }
 
-  /** The file of a kept media message, or null. */
-  async path(instanceId: string, messageId: string): Promise<{ path: string; size: number } | null> {
+  /**
+   * The file of a kept media message, or null; null too once it is older than `media.keepDays` at
+   * `now`, even before the periodic sweep removes it.
+   */
+  async path(instanceId: string, messageId: string, now?: number): Promise<{ path: string; size: number } | null> {
     if (!SAFE_ID.test(messageId)) return null;
     const list = await this.list(instanceId);
     const k = list.find((x) => x.id === messageId);
-    return k ? { path: join(this.dir(instanceId), messageId), size: k.size } : null;
+    if (!k || (now !== undefined && k.at < now - this.limits.keepMs)) return null;
+    return { path: join(this.dir(instanceId), messageId), size: k.size };
   }
 
   async remove(instanceId: string, messageId: string): Promise<void> {

@@ -36,7 +36,7 @@ async function view(core: Core, instanceId: string, m: StoredMessage): Promise<M
   if (m.reactions) out.reactions = Object.entries(m.reactions).map(([sender, emoji]) => ({ sender, emoji }));
   if (m.error !== undefined) out.error = m.error;
   if (m.media) {
-    const kept = await core.media.path(instanceId, m.messageId);
+    const kept = await core.media.path(instanceId, m.messageId, core.clock.now());
     out.media = { ...m.media, url: kept ? mediaUrl(instanceId, m.messageId) : null };
   }
   return out;
@@ -82,7 +82,7 @@ export function messageRoutes(core: Core, openHandovers: (instanceId: string) =>
       async handle({ koa, instance, params }) {
         const id = params.messageId!;
         const m = await core.messages.get(instance.id, id);
-        const kept = m?.media ? await core.media.path(instance.id, id) : null;
+        const kept = m?.media ? await core.media.path(instance.id, id, core.clock.now()) : null;
         if (!m?.media || !kept) throw new GatewayError('NOT_FOUND', 'no media for this message (not a media message, or expired)');
         koa.type = m.media.mimetype;
         koa.length = kept.size;

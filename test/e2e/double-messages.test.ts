@@ -1,4 +1,5 @@
 import test from 'ava';
+import { randomBytes } from 'node:crypto';
 import { proto } from '@whiskeysockets/baileys';
 import { startGatewayOnDouble, type GatewayOnDouble } from '../protocol-double/child.js';
 import { randomPng } from '../protocol-double/fixtures.js';
@@ -15,7 +16,8 @@ let gw: GatewayOnDouble;
 test.before(async () => {
   // The double claims no pre-keys for the new device, so Baileys uploads its 812 one-time pre-keys
   // at login, as with WhatsApp; contacts that start a session use them.
-  gw = await startGatewayOnDouble({ double: { assumedPreKeys: 0 } });
+  // media.maxBytes 1 MiB: the largest file sent or received (a test sends a bigger one in).
+  gw = await startGatewayOnDouble({ double: { assumedPreKeys: 0 }, config: { media: { maxBytes: 1024 * 1024 } } });
 });
 
 test.after.always(async () => {
@@ -139,6 +141,21 @@ test.serial('an image both ways: the contact decrypts what /send-media uploaded,
   t.is(media.headers.get('content-type'), 'image/png');
   t.true(Buffer.from(await media.arrayBuffer()).equals(inBytes), 'the gateway downloaded and decrypted exactly the bytes the contact sent');
   t.true(gw.double.media.requests.some((r) => r.method === 'GET' && r.status === 200), 'downloaded from the media host');
+  t.deepEqual(gw.double.errors, []);
+});
+
+test.serial('a received file over media.maxBytes is announced with its size and url null, and never downloaded', async (t) => {
+  // Rule (issue 14, inbound media "stored bounded"): the size WhatsApp announces is checked before
+  // anything is fetched, so a large document never sits whole in the daemon's memory.
+  const dora = await gw.double.contact('+15550000109', { name: 'Dora' });
+  const gets = () => gw.double.media.requests.filter((r) => r.method === 'GET').length;
+  const before = gets();
+  const big = randomBytes(1536 * 1024);
+  const id = await dora.sendMedia(gw.double.accountJid(), big, 'document', { mimetype: 'application/pdf', fileName: 'big.pdf' });
+  const ev = await gw.waitEvent('message.received', (e) => e.data.messageId === id);
+  t.like(ev.data, { type: 'document', media: { mimetype: 'application/pdf', size: big.length, fileName: 'big.pdf', url: null } });
+  t.is(gets(), before, 'nothing was downloaded');
+  t.is((await gw.api('GET', `/messages/${id}/media`)).status, 404);
   t.deepEqual(gw.double.errors, []);
 });
 

@@ -171,13 +171,14 @@ export async function mapUpsert(msg: WAMessage, options: MapOptions): Promise<Ma
     out.text = text;
   } else if (MEDIA_TYPES[contentType]) {
     out.type = MEDIA_TYPES[contentType]!;
-    const m = (content as Record<string, { caption?: string | null; mimetype?: string | null; fileName?: string | null } | undefined>)[contentType];
+    const m = (content as Record<string, { caption?: string | null; mimetype?: string | null; fileName?: string | null; fileLength?: Parameters<typeof toNumber>[0] } | undefined>)[contentType];
     if (m?.caption) out.caption = m.caption;
     if (options.download) {
       const download = options.download;
       media = {
         mimetype: m?.mimetype ?? 'application/octet-stream',
         ...(m?.fileName ? { fileName: m.fileName } : {}),
+        ...(m?.fileLength != null ? { declaredSize: toNumber(m.fileLength) } : {}),
         download: () => download(msg),
       };
     }
