@@ -242,6 +242,47 @@ test.serial('a group: listed, described, a participant writes in (sender key), t
   t.deepEqual(gw.double.errors, []);
 });
 
+test.serial('mentions both ways in a group: the gateway mentions by phone, a member mentions the account', async (t) => {
+  // Contract part 2: `mentions` (E.164 or JIDs) on /send; `mentions` on message.received.
+  const hal = await gw.double.contact('+15550000110', { name: 'Hal' });
+  const ivy = await gw.double.contact('+15550000111', { name: 'Ivy' });
+  const group = gw.double.group('Mentions', [hal, ivy]);
+  const out = await gw.api('POST', '/send', { json: { to: group.jid, message: '@15550000110 and @Ivy, look', mentions: [hal.phone, ivy.jid] } });
+  t.is(out.status, 200, JSON.stringify(out.body));
+  const [forHal] = await Promise.all([hal.nextMessage(), ivy.nextMessage()]);
+  t.deepEqual(forHal.message.extendedTextMessage?.contextInfo?.mentionedJid, [hal.jid, ivy.jid]);
+  const stored = await gw.api('GET', `/messages/${out.body.messageId as string}`);
+  t.deepEqual(stored.body.mentions, [hal.jid, ivy.jid]);
+
+  const inId = await hal.send(group.jid, { extendedTextMessage: { text: '@gateway hello', contextInfo: { mentionedJid: [gw.double.accountJid()] } } }, { type: 'text' });
+  const ev = await gw.waitEvent('message.received', (e) => e.data.messageId === inId);
+  t.like(ev.data, { chatId: group.jid, text: '@gateway hello', mentions: [gw.double.accountJid()] });
+  t.deepEqual(gw.double.errors, []);
+});
+
+test.serial('history through real Baileys: GET /chats lists the chat newest first with its unread count, and its messages go both ways, newest first', async (t) => {
+  // Contract part 2 "Reading": one store serves the lifecycle and the conversation history.
+  const jay = await gw.double.contact('+15550000112', { name: 'Jay' });
+  const out = await gw.api('POST', '/send', { json: { phone: jay.phone, message: 'first, from us' } });
+  t.is(out.status, 200);
+  await jay.nextMessage();
+  const inId = await jay.sendText(gw.double.accountJid(), 'then Jay');
+  await gw.waitEvent('message.received', (e) => e.data.messageId === inId);
+  const chats = await gw.api('GET', '/chats');
+  t.is(chats.status, 200, JSON.stringify(chats.body));
+  const first = (chats.body.chats as Array<Record<string, unknown>>)[0];
+  t.like(first, { chatId: jay.jid, isGroup: false, unread: 1, handover: false });
+  const msgs = await gw.api('GET', `/chats/${jay.jid}/messages?limit=10`);
+  t.is(msgs.status, 200, JSON.stringify(msgs.body));
+  t.deepEqual(
+    (msgs.body.messages as Array<{ messageId: string; fromMe: boolean; text: string }>).map((m) => [m.messageId, m.fromMe, m.text]),
+    [
+      [inId, false, 'then Jay'],
+      [out.body.messageId, true, 'first, from us'],
+    ],
+  );
+});
+
 test.serial('actions reach the contact: react, edit, delete, typing; contacts/check asks usync', async (t) => {
   const hal = await gw.double.contact('+15550000109', { name: 'Hal' });
   const sent = await gw.api('POST', '/send', { json: { phone: hal.phone, message: 'typo' } });
