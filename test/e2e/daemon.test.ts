@@ -3,7 +3,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { runCli } from '../helpers/cli.js';
 import { startChildDaemon } from '../helpers/child-daemon.js';
-import { request, tempDir } from '../helpers/daemon.js';
+import { request, tempDir, waitFor } from '../helpers/daemon.js';
 
 test('start on a fresh data dir initialises itself, prints the secret once and serves /healthz; SIGTERM exits 0', async (t) => {
   const dir = join(await tempDir(), 'data');
@@ -129,4 +129,36 @@ test('a corrupt credit file stops start-up, named, and is left untouched', async
   t.is(refused.code, 3);
   t.true(refused.stderr.includes(file), refused.stderr);
   t.is(await readFile(file, 'utf8'), corrupt);
+});
+
+test('instance logout and instance restart from the CLI act on the running daemon at once', async (t) => {
+  // Issue 15: the lifecycle commands a sysadmin needs. Logout unlinks and shows a new QR; restart
+  // reconnects (a sandbox comes back to its QR, as after a daemon restart).
+  const dir = join(await tempDir(), 'data');
+  await runCli(['init', '--yes'], { dataDir: dir });
+  const d = await startChildDaemon(dir);
+  try {
+    const c = JSON.parse((await runCli(['instance', 'create', '--sandbox', '--json'], { dataDir: dir })).stdout) as { instanceId: string; apiKey: string };
+    const status = async () => (await request(d.url, 'GET', `/api/${c.instanceId}/status`, { key: c.apiKey })).body.status as string;
+    const scan = async () => t.is((await request(d.url, 'POST', `/api/${c.instanceId}/sandbox/scan`, { key: c.apiKey })).status, 200);
+    await scan();
+    t.is(await status(), 'connected');
+
+    const logout = await runCli(['instance', 'logout', c.instanceId, '--json'], { dataDir: dir });
+    t.is(logout.code, 0, logout.stderr);
+    t.not(await status(), 'connected', 'logged out at once');
+    // A new QR, as a new sandbox instance shows one: within a second.
+    await waitFor(async () => (await request(d.url, 'GET', `/api/${c.instanceId}/qr-code`, { key: c.apiKey })).status === 200, 5_000, 'a new QR');
+
+    await scan();
+    const restart = await runCli(['instance', 'restart', c.instanceId], { dataDir: dir });
+    t.is(restart.code, 0, restart.stderr);
+    t.regex(restart.stdout, new RegExp(`Restarting ${c.instanceId}`));
+
+    const unknown = await runCli(['instance', 'logout', 'inst_doesnotexist'], { dataDir: dir });
+    t.is(unknown.code, 4, 'an unknown instance exits 4 (NOT_FOUND)');
+  } finally {
+    d.kill('SIGTERM');
+    t.is(await d.exited, 0);
+  }
 });
