@@ -26,7 +26,17 @@ export class LiveEvents implements EventConsumer {
   private heartbeat: NodeJS.Timeout | null = null;
   private seq = 0;
 
-  constructor(private readonly maxPerInstance: number) {}
+  private readonly heartbeatMs: number;
+  private readonly maxBuffered: number;
+
+  constructor(
+    private readonly maxPerInstance: number,
+    /** Seams for tests; the defaults are the contract's. */
+    options: { heartbeatMs?: number; maxBuffered?: number } = {},
+  ) {
+    this.heartbeatMs = options.heartbeatMs ?? HEARTBEAT_MS;
+    this.maxBuffered = options.maxBuffered ?? MAX_BUFFERED;
+  }
 
   async handle(event: GatewayEvent): Promise<void> {
     const set = this.clients.get(event.instanceId);
@@ -34,8 +44,9 @@ export class LiveEvents implements EventConsumer {
     const frame = `id: ${++this.seq}\nevent: ${event.type}\ndata: ${JSON.stringify({ type: event.type, timestamp: event.timestamp, instanceId: event.instanceId, data: event.data })}\n\n`;
     for (const c of set) {
       if (c.types && !c.types.has(event.type)) continue;
-      if (c.stream.writableLength > MAX_BUFFERED) {
-        c.stream.end();
+      if (c.stream.writableLength > this.maxBuffered) {
+        // Not end(): a stream that is not read never finishes, and would stay registered.
+        c.stream.destroy();
         continue;
       }
       c.stream.write(frame);
@@ -85,7 +96,7 @@ export class LiveEvents implements EventConsumer {
     // One timer for every client; comments keep proxies and browsers from timing the stream out.
     this.heartbeat = setInterval(() => {
       for (const set of this.clients.values()) for (const c of set) c.stream.write(': ping\n\n');
-    }, HEARTBEAT_MS);
+    }, this.heartbeatMs);
     this.heartbeat.unref();
   }
 
@@ -124,7 +135,12 @@ export function liveEventsFeature(core: Core): Feature & { live: LiveEvents } {
           const types = query.types ? new Set(query.types.split(',').map((t) => t.trim()).filter(Boolean)) : null;
           const stream = live.open(instance.id, types);
           koa.req.socket.setTimeout(0);
-          koa.req.on('close', () => stream.end());
+          // The client left: nothing more to flush. Dropped for not reading: cut the connection
+          // (an SSE client reconnects on its own), or the response would stay open forever.
+          koa.req.on('close', () => stream.destroy());
+          stream.once('close', () => {
+            if (!koa.res.writableEnded) koa.req.socket.destroy();
+          });
           koa.status = 200;
           koa.type = 'text/event-stream';
           koa.set('Cache-Control', 'no-cache, no-transform');
