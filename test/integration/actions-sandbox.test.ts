@@ -151,3 +151,39 @@ test('credits are exact under concurrency across every send kind: 20 parallel se
     await d.close();
   }
 });
+
+test('bad input on the lifecycle, edit, sandbox and delivery routes is a clear 400 naming the field', async (t) => {
+  // Issue 15: "bad input on each new route is a clear 400 (ranges, lengths, counts, unknown fields)".
+  const d = await startTestDaemon();
+  try {
+    const inst = await d.connectedSandbox();
+    const cases: Array<[string, string, Record<string, unknown> | string | undefined, string, RegExp]> = [
+      ['POST', 'pairing-code', {}, 'MISSING_FIELD', /phone/],
+      ['POST', 'pairing-code', { phone: '12345' }, 'INVALID_PHONE', /phone/],
+      ['POST', 'pairing-code', { phone: '+15551234567', extra: 1 }, 'INVALID_FIELD', /extra/],
+      ['POST', 'messages/X1/edit', { chatId: chat }, 'MISSING_FIELD', /message/],
+      ['POST', 'messages/X1/edit', { chatId: chat, message: '' }, 'INVALID_FIELD', /message/],
+      ['POST', 'messages/X1/edit', { chatId: chat, message: 'x'.repeat(70_000) }, 'INVALID_FIELD', /message/],
+      ['DELETE', 'messages/X1', undefined, 'MISSING_FIELD', /chatId/],
+      ['DELETE', 'messages/X1?chatId=nope', undefined, 'INVALID_FIELD', /chatId/],
+      ['POST', 'sandbox/receipt', { messageId: 'X1', status: 'sent' }, 'INVALID_FIELD', /status/],
+      ['POST', 'sandbox/receipt', { status: 'read' }, 'MISSING_FIELD', /messageId/],
+      ['POST', 'sandbox/react', { messageId: 'X1', emoji: '👍', from: 'someone' }, 'INVALID_PHONE', /from/],
+      ['GET', 'webhook/deliveries?status=lost', undefined, 'INVALID_FIELD', /status/],
+      ['GET', 'webhook/deliveries?limit=0', undefined, 'INVALID_FIELD', /limit/],
+      ['GET', 'webhook/deliveries?limit=1001', undefined, 'INVALID_FIELD', /limit/],
+      ['GET', 'chats/nope/messages', undefined, 'INVALID_FIELD', /chatId/],
+      ['GET', `chats/${chat}/messages?limit=-1`, undefined, 'INVALID_FIELD', /limit/],
+      ['PUT', 'webhook', { url: 'https://example.com/hook', events: ['message.nope'] }, 'INVALID_FIELD', /events/],
+    ];
+    for (const [method, route, body, code, message] of cases) {
+      const res = await d.request(method, `/api/${inst.id}/${route}`, { key: inst.key, ...(body === undefined ? {} : { json: body }) });
+      const what = `${method} ${route} ${JSON.stringify(body ?? '').slice(0, 60)}`;
+      t.is(res.status, 400, `${what}: ${JSON.stringify(res.body)}`);
+      t.is(res.body.error?.code, code, `${what}: ${res.body.error?.message}`);
+      t.regex(String(res.body.error?.message), message, what);
+    }
+  } finally {
+    await d.close();
+  }
+});
