@@ -98,6 +98,7 @@ export function sandboxRoutes(core: Core): RouteDef[] {
       summary: 'Play a received message (webhook, chatbot flows, history)',
       description: 'JSON, or multipart/form-data with a `file` (an inbound media message) and the same fields.',
       multipart: InboundInput,
+      multipartOrJson: true,
       example: { from: '+15551234567', message: 'hi', name: 'Ann' },
       response: { description: 'Received and stored.', schema: InboundBody },
       errors: ['NOT_FOUND', 'MISSING_FIELD', 'INVALID_FIELD', 'INVALID_PHONE', 'CONNECTION_NOT_READY', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE'],

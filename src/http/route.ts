@@ -66,6 +66,8 @@ export interface RouteSpec<B extends TSchema | undefined, Q extends TSchema | un
   parse?: (raw: unknown) => B extends TSchema ? Static<B> : undefined;
   /** Fields of a multipart/form-data body, for the document (the handler streams it itself). */
   multipart?: TSchema;
+  /** The same fields may also come as a JSON body without the file (documented as both). */
+  multipartOrJson?: boolean;
   /** Query string schema; values are converted from strings before the check. */
   query?: Q;
   /** Status of a successful answer (200). */
@@ -91,6 +93,7 @@ export interface RouteDef {
   readonly body?: TSchema;
   readonly parse?: (raw: unknown) => unknown;
   readonly multipart?: TSchema;
+  readonly multipartOrJson?: boolean;
   readonly query?: TSchema;
   readonly status?: number;
   readonly response: ResponseSpec;

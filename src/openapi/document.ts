@@ -4,6 +4,7 @@ import { API_ERROR_CODES, ERROR_TABLE, type ErrorCode } from '../domain/errors.j
 import type { RouteDef } from '../http/route.js';
 import { ErrorBody } from '../schemas/common.js';
 import { EVENT_TYPES, eventEnvelope } from '../schemas/events.js';
+import { RECORDED_EXAMPLES } from './recorded-examples.js';
 
 /** A JSON value of the document (schemas are plain JSON Schema 2020-12, the dialect of OpenAPI 3.1). */
 type Json = Record<string, unknown>;
@@ -126,14 +127,18 @@ function operation(def: RouteDef): Json {
             properties: { file: { type: 'string', contentMediaType: 'application/octet-stream', description: 'The file; at most media.maxBytes (16 MiB by default).' }, ...fields.properties },
             required: ['file', ...(fields.required ?? [])],
           },
+          ...(def.example !== undefined ? { example: { ...(def.example as Json), file: '(the bytes of the file)' } } : {}),
         },
+        ...(def.multipartOrJson ? { 'application/json': { schema: plain(def.multipart), ...(def.example !== undefined ? { example: def.example } : {}) } } : {}),
       },
     };
   }
   const ok: Json = { description: def.response.description };
   if (def.response.schema) {
+    // A hand-written example wins; else a real answer recorded by scripts/record-openapi-examples.ts.
+    const example = def.response.example ?? RECORDED_EXAMPLES[`${def.method} ${toOpenApiPath(def.path)}`];
     ok.content = {
-      [def.response.contentType ?? 'application/json']: { schema: plain(def.response.schema), ...(def.response.example !== undefined ? { example: def.response.example } : {}) },
+      [def.response.contentType ?? 'application/json']: { schema: plain(def.response.schema), ...(example !== undefined ? { example } : {}) },
     };
   }
   op.responses = { [String(def.status ?? 200)]: ok, ...errorResponses([...impliedErrors(def), ...(def.errors ?? [])]) };

@@ -52,6 +52,7 @@ export function sendingRoutes(core: Core): RouteDef[] {
       description: 'multipart/form-data: `file` (required), `phone` or `to`, `caption`, `replyTo`. The type comes from the file content, not its name. Limit: media.maxBytes (16 MiB).',
       tags: ['messages'],
       multipart: SendMediaFields,
+      example: { phone: '+15551234567', caption: 'Our menu' },
       response: { description: 'Sent.', schema: SendMediaBody },
       errors: [...SEND_ERRORS, 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE'],
       async handle({ koa, instance }) {
