@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { Curve, proto, type KeyPair } from '@whiskeysockets/baileys';
 
@@ -7,9 +8,11 @@ import { Curve, proto, type KeyPair } from '@whiskeysockets/baileys';
  * public half into Baileys' exported WA_CERT_DETAILS so the client accepts chains signed with it;
  * it is fixed (not generated per run) so a child-process daemon and the test agree on it.
  */
+const ROOT = JSON.parse(readFileSync(new URL('./root-key.json', import.meta.url), 'utf8')) as { private: string; public: string; serial: number };
+
 export const TEST_ROOT_KEY: KeyPair = {
-  private: Buffer.from('b0501a2bd854cea769b1698d95a2f450160873bc3649b82f5093602c8cf3444c', 'hex'),
-  public: Buffer.from('0307a3073c16eead267fb272b02e54a01c88043c95725fec231701ef25b46d5c', 'hex'),
+  private: Buffer.from(ROOT.private, 'hex'),
+  public: Buffer.from(ROOT.public, 'hex'),
 };
 
 /**
@@ -18,7 +21,7 @@ export const TEST_ROOT_KEY: KeyPair = {
  * verifySignature below), so this serial is what makes a client without preload.ts refuse the
  * double (400 "certification match failed") and proves the preload took effect.
  */
-export const TEST_ROOT_SERIAL = 4242;
+export const TEST_ROOT_SERIAL: number = ROOT.serial;
 
 /**
  * A `proto.CertChain` as `makeNoiseHandler().processHandshake` checks it: the intermediate's details

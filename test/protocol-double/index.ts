@@ -9,12 +9,14 @@ export { TEST_ROOT_KEY, TEST_ROOT_SERIAL, makeCertChain, verifySignature } from 
 
 /** Absolute path of preload.ts. */
 export const PRELOAD_PATH = fileURLToPath(new URL('./preload.ts', import.meta.url));
+/** Its plain-JavaScript twin for child processes (see preload-child.mjs: no tsx in the child). */
+export const CHILD_PRELOAD_PATH = fileURLToPath(new URL('./preload-child.mjs', import.meta.url));
 
 /**
  * Environment for a child process (e.g. the built `gateway start`) whose Baileys must trust the
- * double: NODE_OPTIONS loads tsx and then preload.ts before the program.
+ * double: NODE_OPTIONS imports preload-child.mjs before the program.
  */
 export function childPreloadEnv(base: string | undefined = process.env.NODE_OPTIONS): Record<string, string> {
-  const imports = `--import=tsx --import=${pathToFileURL(PRELOAD_PATH).href}`;
+  const imports = `--import=${pathToFileURL(CHILD_PRELOAD_PATH).href}`;
   return { NODE_OPTIONS: base ? `${base} ${imports}` : imports };
 }

@@ -4,8 +4,8 @@
  * certificate chain. Test-only; product code never imports this.
  *
  * In-process: `import '../protocol-double/preload.js'` before any socket connects.
- * Child process (the built bin/gateway): NODE_OPTIONS=`--import=tsx --import=<file URL of this file>`
- * (see childPreloadEnv() in ./index.ts).
+ * Child process (the built bin/gateway): preload-child.mjs, the same in plain JavaScript, through
+ * NODE_OPTIONS (see childPreloadEnv() in ./index.ts).
  */
 import { WA_CERT_DETAILS } from '@whiskeysockets/baileys';
 import { TEST_ROOT_KEY, TEST_ROOT_SERIAL } from './cert.js';

@@ -1,0 +1,10 @@
+// preload.ts for child processes (the built daemon): plain JavaScript, so the child runs without
+// tsx. With tsx's module hooks (a loader thread Node 20 talks to through Atomics.wait), a child
+// daemon deadlocked on a lazy import() under load: its main thread slept in Atomics.wait forever
+// (gdb: Builtin_AtomicsWait), and a send-media request never answered. Same key as cert.ts.
+import { readFileSync } from 'node:fs';
+import { WA_CERT_DETAILS } from '@whiskeysockets/baileys';
+
+const root = JSON.parse(readFileSync(new URL('./root-key.json', import.meta.url), 'utf8'));
+WA_CERT_DETAILS.PUBLIC_KEY = Buffer.from(root.public, 'hex');
+WA_CERT_DETAILS.SERIAL = root.serial;
