@@ -2,6 +2,7 @@ import '../protocol-double/preload.js';
 import test from 'ava';
 import {
   Curve,
+  DEFAULT_CONNECTION_CONFIG,
   initAuthCreds,
   makeWASocket,
   type AuthenticationCreds,
@@ -13,6 +14,10 @@ import { pino } from 'pino';
 import { ProtocolDouble, parseQr, verifySignature } from '../protocol-double/index.js';
 import { memoryKeys } from '../protocol-double/keys.js';
 import { waitFor } from '../helpers/daemon.js';
+
+// Baileys never clears the timers of queries pending when a socket ends (60 s by default): they
+// kept this file's worker alive for a minute after its last test.
+DEFAULT_CONNECTION_CONFIG.defaultQueryTimeoutMs = 5000;
 
 // The double against bare Baileys sockets (no gateway code): proves the double speaks the
 // protocol Baileys 7 expects, independently of how the product drives Baileys.
