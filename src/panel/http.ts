@@ -103,6 +103,7 @@ export interface PanelHttpDeps {
 }
 
 const INVALID = 'invalid credentials';
+const EVENTS_PATH = /^\/api\/[^/]+\/events$/;
 
 /**
  * The panel's own HTTP: the session API under /panel/api/session and the built front-end under
@@ -174,9 +175,26 @@ export function panelMiddleware(deps: PanelHttpDeps): Middleware {
     ctx.body = ctx.method === 'HEAD' ? null : file.body;
   };
 
+  /**
+   * A live event stream opened with a session cookie is cut when the session ends (sign-out, idle
+   * expiry, rotation of the key or secret it was opened with): the stream is not activity, and an
+   * ended session must not go on receiving events.
+   */
+  const watchStream = (ctx: Context): void => {
+    const s = deps.sessions.fromRequest(ctx);
+    if (!s) return;
+    const cancel = deps.sessions.onEnd(s, () => ctx.req.socket.destroy());
+    ctx.req.once('close', cancel);
+  };
+
   return async (ctx, next) => {
     const path = ctx.path;
-    if (path !== '/panel' && !path.startsWith('/panel/')) return next();
+    // Requests are a clock too: an expired session's streams are cut at the next request (and by a timer).
+    deps.sessions.sweepWatched();
+    if (path !== '/panel' && !path.startsWith('/panel/')) {
+      if (ctx.method === 'GET' && EVENTS_PATH.test(path) && ctx.get('cookie') !== '') watchStream(ctx);
+      return next();
+    }
     if (path === '/panel/api/session') {
       ctx.set('X-Content-Type-Options', 'nosniff');
       if (ctx.method === 'POST') return signIn(ctx);

@@ -7,6 +7,15 @@ import type { Principal } from '../http/route.js';
 
 export const SESSION_COOKIE = 'gw_panel';
 export const CSRF_HEADER = 'x-csrf-token';
+/**
+ * Sent by the panel's own background refreshes (status polling, the session check): such a
+ * request is served but does not count as activity, so a panel left open still ends after the
+ * idle time.
+ */
+export const BACKGROUND_HEADER = 'x-panel-background';
+
+/** How often sessions holding an event stream are checked, so an ended session's stream is cut. */
+export const STREAM_SWEEP_MS = 30_000;
 
 /** Sessions kept at once; signing in past it ends the least recently used one. */
 export const MAX_SESSIONS = 1_000;
@@ -22,6 +31,8 @@ interface Session {
   /** The credential it was opened with: rotating it (key or server secret) ends the session. */
   readonly credentialHash: string;
   lastSeen: number;
+  /** Called once when the session ends (sign-out, idle expiry, rotation, eviction): cuts its event streams. */
+  readonly enders: Set<() => void>;
 }
 
 export interface SessionView {
@@ -66,6 +77,9 @@ export function readCookie(header: string, name: string): string | undefined {
 export class PanelSessions implements SessionResolver {
   private readonly sessions = new Map<string, Session>();
   private readonly max: number;
+  /** Sessions with something to end when they end (live event streams). */
+  private readonly watched = new Set<Session>();
+  private sweepTimer: NodeJS.Timeout | null = null;
 
   constructor(private readonly deps: PanelSessionDeps) {
     this.max = deps.max ?? MAX_SESSIONS;
@@ -75,9 +89,9 @@ export class PanelSessions implements SessionResolver {
   open(who: PanelRole, credentialHash: string): { token: string; view: SessionView } {
     this.sweep();
     while (this.sessions.size >= this.max) {
-      const oldest = this.sessions.keys().next().value;
+      const oldest = this.sessions.values().next().value;
       if (oldest === undefined) break;
-      this.sessions.delete(oldest);
+      this.end(oldest);
     }
     const token = randomBytes(32).toString('base64url');
     const session: Session = {
@@ -87,32 +101,60 @@ export class PanelSessions implements SessionResolver {
       who,
       credentialHash,
       lastSeen: this.deps.now(),
+      enders: new Set(),
     };
     this.sessions.set(session.key, session);
     return { token, view: this.view(session) };
   }
 
-  /** The live session a cookie token names (touching it), or null. */
-  find(token: string | undefined): Session | null {
+  /** The live session a cookie token names, or null; `touch` (default) counts this as activity. */
+  find(token: string | undefined, touch = true): Session | null {
     if (!token) return null;
     const key = tokenKey(token);
     const s = this.sessions.get(key);
     if (!s) return null;
-    const now = this.deps.now();
-    if (now - s.lastSeen >= this.deps.idleMs || !this.credentialStillValid(s)) {
-      this.sessions.delete(key);
+    if (!this.alive(s)) {
+      this.end(s);
       return null;
     }
-    s.lastSeen = now;
+    if (!touch) return s;
+    s.lastSeen = this.deps.now();
     // Re-inserted: the map's order is least recently used first.
     this.sessions.delete(key);
     this.sessions.set(key, s);
     return s;
   }
 
-  /** The session of a request's cookie, or null. */
+  /** The session of a request's cookie, or null; a background request (BACKGROUND_HEADER) is not activity. */
   fromRequest(ctx: Context): Session | null {
-    return this.find(readCookie(ctx.get('cookie'), SESSION_COOKIE));
+    return this.find(readCookie(ctx.get('cookie'), SESSION_COOKIE), ctx.get(BACKGROUND_HEADER) === '');
+  }
+
+  /**
+   * Runs `fn` once when `s` ends, however it ends (sign-out, idle expiry, rotation of its
+   * credential, eviction); returns the canceller. While anything is attached, sessions are checked
+   * every STREAM_SWEEP_MS, so an expired session's stream is cut even if no request comes.
+   */
+  onEnd(s: Session, fn: () => void): () => void {
+    if (!this.sessions.has(s.key)) {
+      fn();
+      return () => undefined;
+    }
+    s.enders.add(fn);
+    this.watched.add(s);
+    if (!this.sweepTimer) {
+      this.sweepTimer = setInterval(() => this.sweepWatched(), STREAM_SWEEP_MS);
+      this.sweepTimer.unref();
+    }
+    return () => {
+      s.enders.delete(fn);
+      if (s.enders.size === 0) this.unwatch(s);
+    };
+  }
+
+  /** Ends every watched session that expired or whose credential changed (also run on a timer). */
+  sweepWatched(): void {
+    for (const s of [...this.watched]) if (!this.alive(s)) this.end(s);
   }
 
   /** Throws 401 unless a state-changing request carries the session's CSRF token. */
@@ -122,7 +164,7 @@ export class PanelSessions implements SessionResolver {
   }
 
   close(s: Session): void {
-    this.sessions.delete(s.key);
+    this.end(s);
   }
 
   view(s: Session): SessionView {
@@ -143,13 +185,40 @@ export class PanelSessions implements SessionResolver {
     return this.sessions.size;
   }
 
+  private alive(s: Session): boolean {
+    return this.deps.now() - s.lastSeen < this.deps.idleMs && this.credentialStillValid(s);
+  }
+
   private credentialStillValid(s: Session): boolean {
     const current = s.who.role === 'admin' ? this.deps.serverSecretHash() : this.deps.instances.get(s.who.instanceId)?.keyHash;
     return typeof current === 'string' && sameToken(current, s.credentialHash);
   }
 
+  /** Forgets a session and runs what was attached to its end. */
+  private end(s: Session): void {
+    if (this.sessions.get(s.key) === s) this.sessions.delete(s.key);
+    const fns = [...s.enders];
+    s.enders.clear();
+    this.unwatch(s);
+    for (const fn of fns) {
+      try {
+        fn();
+      } catch {
+        // one failing closer does not keep the others from running
+      }
+    }
+  }
+
+  private unwatch(s: Session): void {
+    this.watched.delete(s);
+    if (this.watched.size === 0 && this.sweepTimer) {
+      clearInterval(this.sweepTimer);
+      this.sweepTimer = null;
+    }
+  }
+
   private sweep(): void {
     const now = this.deps.now();
-    for (const [k, s] of this.sessions) if (now - s.lastSeen >= this.deps.idleMs) this.sessions.delete(k);
+    for (const s of [...this.sessions.values()]) if (now - s.lastSeen >= this.deps.idleMs) this.end(s);
   }
 }

@@ -1,4 +1,5 @@
 import test from 'ava';
+import { ManualClock } from '../helpers/manual-time.js';
 import { startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
 
 /** The panel's HTTP contract without a browser: cookie, CSRF, one error for every wrong credential, tenancy, headers. */
@@ -114,4 +115,90 @@ test('the front-end is served with a strict CSP and nosniff; panel.enabled false
   t.teardown(() => off.close());
   t.is((await off.request('GET', '/panel/')).status, 404);
   t.is((await off.request('POST', '/panel/api/session', { json: { secret: off.secret } })).status, 404);
+});
+
+const HOUR = 3_600_000;
+
+test('a session ends after 12 h without activity; use keeps it alive; background refreshes do not', async (t) => {
+  const clock = new ManualClock(Date.now());
+  const d = await startTestDaemon({ clock });
+  t.teardown(() => d.close());
+  t.is(d.core.config.panel.sessionIdleMinutes, 720, 'the default idle time is 12 h');
+  const s = await signIn(d, { secret: d.secret });
+  const get = (headers: Record<string, string> = {}) => d.request('GET', '/api/instances', { headers: { cookie: s.cookie, ...headers } });
+
+  // Used every 11 h 59 min: still signed in a day later.
+  for (let i = 0; i < 2; i += 1) {
+    clock.advance(12 * HOUR - 60_000);
+    t.is((await get()).status, 200, `use ${i + 1}`);
+  }
+  // Only background refreshes (the panel's polling) for 12 h: the session ends.
+  clock.advance(6 * HOUR);
+  t.is((await get({ 'x-panel-background': '1' })).status, 200);
+  t.is((await d.request('GET', '/panel/api/session', { headers: { cookie: s.cookie, 'x-panel-background': '1' } })).status, 200);
+  clock.advance(6 * HOUR);
+  t.is((await get()).status, 401, 'expired: 12 h since the last real use');
+  const current = await d.request('GET', '/panel/api/session', { headers: { cookie: s.cookie } });
+  t.is(current.status, 401);
+  t.is(current.body.error.code, 'UNAUTHORIZED');
+  // Signing in again works.
+  const again = await signIn(d, { secret: d.secret });
+  t.is((await d.request('GET', '/api/instances', { headers: { cookie: again.cookie } })).status, 200);
+});
+
+/** Opens a live event stream; resolves with a promise that settles when the server ends it. */
+async function openStream(d: TestDaemon, id: string, cookie: string): Promise<{ ended: Promise<string>; abort: () => void }> {
+  const ac = new AbortController();
+  const res = await fetch(`${d.url}/api/${id}/events`, { headers: { cookie }, signal: ac.signal });
+  if (res.status !== 200 || !res.body) throw new Error(`events ${res.status}`);
+  const reader = res.body.getReader();
+  const ended = (async () => {
+    try {
+      for (;;) if ((await reader.read()).done) return 'ended';
+    } catch {
+      return 'cut';
+    }
+  })();
+  return { ended, abort: () => ac.abort() };
+}
+
+const settled = <T>(p: Promise<T>, ms: number): Promise<T | 'open'> => Promise.race([p, new Promise<'open'>((r) => setTimeout(() => r('open'), ms))]);
+
+test('a live event stream opened with a session is cut when the session ends: sign-out, idle expiry, key rotation', async (t) => {
+  const clock = new ManualClock(Date.now());
+  const d = await startTestDaemon({ clock });
+  t.teardown(() => d.close());
+  const a = await d.createInstance();
+
+  // Sign-out.
+  const s1 = await signIn(d, { secret: d.secret });
+  const st1 = await openStream(d, a.id, s1.cookie);
+  t.is(await settled(st1.ended, 300), 'open');
+  t.is((await d.request('DELETE', '/panel/api/session', { headers: { cookie: s1.cookie, 'x-csrf-token': s1.csrf } })).status, 200);
+  t.not(await settled(st1.ended, 10_000), 'open', 'cut at sign-out');
+
+  // Idle expiry: the stream is not activity; after 12 h the next request (or the sweep timer) cuts it.
+  const s2 = await signIn(d, { secret: d.secret });
+  const st2 = await openStream(d, a.id, s2.cookie);
+  clock.advance(11 * HOUR);
+  await d.request('GET', '/healthz');
+  t.is(await settled(st2.ended, 300), 'open', 'still open before the idle time');
+  clock.advance(HOUR);
+  await d.request('GET', '/healthz');
+  t.not(await settled(st2.ended, 10_000), 'open', 'cut at expiry');
+
+  // The instance's key is rotated: a tenant session opened with it ends, and so does its stream.
+  const s3 = await signIn(d, { instanceId: a.id, apiKey: a.key });
+  const st3 = await openStream(d, a.id, s3.cookie);
+  t.is(await settled(st3.ended, 300), 'open');
+  t.is((await d.request('POST', `/api/${a.id}/rotate-key`, { key: a.key })).status, 200);
+  await d.request('GET', '/healthz');
+  t.not(await settled(st3.ended, 10_000), 'open', 'cut at rotation');
+
+  // A stream of a live session stays open.
+  const s4 = await signIn(d, { secret: d.secret });
+  const st4 = await openStream(d, a.id, s4.cookie);
+  await d.request('GET', '/healthz');
+  t.is(await settled(st4.ended, 300), 'open');
+  st4.abort();
 });
