@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useState } from 'react';
-import { api, setCsrf, type Session } from './api';
+import { api, ApiError, every, onUnauthorized, sessionSettled, setCsrf, type Session } from './api';
 import { SignIn } from './SignIn';
 import { Instances } from './Instances';
 import { InstancePage } from './InstancePage';
@@ -14,27 +14,54 @@ function useHash(): string {
   return hash;
 }
 
+const ENDED = 'Your session has ended (12 hours without use, signed out elsewhere, or the key it was opened with was rotated). Sign in again.';
+
 export function App() {
   const [session, setSession] = useState<Session | null | undefined>(undefined);
+  const [notice, setNotice] = useState('');
   const hash = useHash();
 
   const adopt = useCallback((s: Session | null) => {
     setCsrf(s?.csrfToken ?? '');
     setSession(s);
+    if (s) setNotice('');
   }, []);
 
   useEffect(() => {
     api<Session>('GET', '/panel/api/session').then(adopt, () => adopt(null));
   }, [adopt]);
 
+  // A refused call or a cut event stream may mean the session ended: ask (without counting as use).
+  const signedIn = session !== null && session !== undefined;
+  useEffect(() => {
+    if (!signedIn) return;
+    const check = (): void => {
+      void sessionSettled()
+        .then(() => api<Session>('GET', '/panel/api/session', undefined, { background: true }))
+        .catch((err: unknown) => {
+          if (err instanceof ApiError && err.status === 401) {
+            adopt(null);
+            setNotice(ENDED);
+          }
+        });
+    };
+    const offRefused = onUnauthorized(check);
+    const offTimer = every(60_000, check);
+    return () => {
+      offRefused();
+      offTimer();
+    };
+  }, [signedIn, adopt]);
+
   const signOut = async (): Promise<void> => {
     await api('DELETE', '/panel/api/session').catch(() => undefined);
     adopt(null);
+    setNotice('Signed out.');
     window.location.hash = '';
   };
 
   if (session === undefined) return <main className="page">Loading…</main>;
-  if (session === null) return <SignIn onSignedIn={adopt} />;
+  if (session === null) return <SignIn onSignedIn={adopt} notice={notice} />;
 
   const parts = hash.replace(/^#\/?/, '').split('/').filter(Boolean);
   let content;
@@ -48,7 +75,7 @@ export function App() {
         <a href="#/" className="brand">
           Gateway panel
         </a>
-        <span className="who">{session.role === 'admin' ? 'admin' : session.instanceId}</span>
+        <span className="who">{session.role === 'admin' ? 'admin (all instances)' : session.instanceId}</span>
         <button type="button" onClick={() => void signOut()}>
           Sign out
         </button>

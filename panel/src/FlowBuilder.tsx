@@ -1,4 +1,4 @@
-import { createContext, useCallback, useContext, useEffect, useState } from 'react';
+import { createContext, useCallback, useContext, useEffect, useMemo, useRef, useState } from 'react';
 import {
   addEdge,
   applyEdgeChanges,
@@ -10,39 +10,77 @@ import {
   ReactFlow,
   ReactFlowProvider,
   useReactFlow,
+  useStore,
+  useUpdateNodeInternals,
   type Connection,
   type Edge,
   type EdgeChange,
   type Node,
   type NodeChange,
   type NodeProps,
+  type ReactFlowState,
 } from '@xyflow/react';
 import { api, ApiError, enc, errorText } from './api';
 
 type RuleKind = 'contains' | 'equals' | 'regex' | 'any';
+/** Fields the builder does not edit but keeps as they are: `description` and the "_" fields of tools. */
+type Extra = Record<string, unknown>;
 interface Rule {
   kind: RuleKind;
   value: string;
+  extra: Extra;
 }
-type Data = { kind: 'message'; text: string } | { kind: 'condition'; rules: Rule[] } | { kind: 'handover'; text: string };
-
-/** The server's complaints, by node id (kept out of node data: React Flow writes data back). */
-const NodeErrors = createContext<Record<string, string>>({});
+type Data = { kind: 'message'; text: string; extra: Extra } | { kind: 'condition'; rules: Rule[]; extra: Extra } | { kind: 'handover'; text: string; extra: Extra };
 type FNode = Node<Data & Record<string, unknown>>;
 
-/** The flow document of PUT /api/{id}/flow (see docs/flows.md). */
+/** The flow document of PUT /api/{id}/flow (docs/flows.md). */
 interface FlowDoc {
   name: string;
   start: string;
   nodes: Record<string, Record<string, unknown>>;
+  [extra: string]: unknown;
 }
 
+/** Where the builder keeps a node's place on the canvas: a "_" field, which the gateway keeps and ignores. */
+const POSITION = '_position';
+
+/**
+ * What nodes need from the graph: the server's complaints by node id (kept out of node data: React
+ * Flow writes data back), the start node, and the connections, so each can be chosen from a list
+ * as well as drawn (the keyboard's way).
+ */
+interface Graph {
+  errors: Record<string, string>;
+  start: string;
+  ids: string[];
+  targetOf(source: string, handle: string): string;
+  connect(source: string, handle: string, target: string): void;
+  removeNode(id: string): void;
+  removeRule(id: string, index: number): void;
+}
+const GraphContext = createContext<Graph>({
+  errors: {},
+  start: '',
+  ids: [],
+  targetOf: () => '',
+  connect: () => undefined,
+  removeNode: () => undefined,
+  removeRule: () => undefined,
+});
+
 function Title({ id, kind }: { id: string; kind: string }) {
-  const error = useContext(NodeErrors)[id];
+  const g = useContext(GraphContext);
+  const error = g.errors[id];
   return (
     <>
       <div className="fn-title">
-        {kind} <span className="muted">{id}</span>
+        <span>
+          {kind} <span className="muted">{id}</span>
+        </span>
+        {g.start === id && <span className="fn-start">start</span>}
+        <button type="button" className="nodrag small" aria-label={`remove node ${id}`} title="Remove this node" onClick={() => g.removeNode(id)}>
+          ×
+        </button>
       </div>
       {error && (
         <div className="fn-error" role="alert" data-testid={`error-${id}`}>
@@ -53,66 +91,87 @@ function Title({ id, kind }: { id: string; kind: string }) {
   );
 }
 
-function MessageNode({ id, data }: NodeProps<FNode>) {
-  const { updateNodeData } = useReactFlow();
-  const d = data as Extract<Data, { kind: 'message' }>;
+/** The target of one exit of a node, as a list: the same as drawing the edge. */
+function NextSelect({ id, handle, label }: { id: string; handle: string; label: string }) {
+  const g = useContext(GraphContext);
+  const name = handle === 'next' ? `next of ${id}` : handle === 'else' ? `else of ${id}` : `${handle.replace('rule-', 'rule ').replace(/\d+$/, (n) => String(Number(n) + 1))} next of ${id}`;
   return (
-    <div className={`fn fn-message${useContext(NodeErrors)[id] ? ' has-error' : ''}`}>
+    <label className="fn-next">
+      <span>{label}</span>
+      <select className="nodrag" aria-label={name} value={g.targetOf(id, handle)} onChange={(e) => g.connect(id, handle, e.target.value)}>
+        <option value="">(end)</option>
+        {g.ids.map((t) => (
+          <option key={t} value={t}>
+            {t}
+          </option>
+        ))}
+      </select>
+    </label>
+  );
+}
+
+const hasError = (g: Graph, id: string): string => (g.errors[id] ? ' has-error' : '');
+
+function TextNode({ id, data, kind, label }: { id: string; data: Extract<Data, { text: string }>; kind: string; label: string }) {
+  const { updateNodeData } = useReactFlow();
+  const g = useContext(GraphContext);
+  return (
+    <div className={`fn fn-${data.kind}${hasError(g, id)}`}>
       <Handle type="target" position={Position.Left} />
-      <Title id={id} kind="Message" />
+      <Title id={id} kind={kind} />
       <label>
-        Text
-        <textarea className="nodrag" aria-label={`text of ${id}`} value={d.text} onChange={(e) => updateNodeData(id, { text: e.target.value })} rows={2} />
+        {label}
+        <textarea className="nodrag nowheel" aria-label={`text of ${id}`} value={data.text} onChange={(e) => updateNodeData(id, { text: e.target.value })} rows={2} />
       </label>
+      <NextSelect id={id} handle="next" label={data.kind === 'handover' ? 'After release' : 'Then'} />
       <Handle type="source" position={Position.Right} id="next" />
     </div>
   );
 }
 
+function MessageNode({ id, data }: NodeProps<FNode>) {
+  return <TextNode id={id} data={data as Extract<Data, { kind: 'message' }>} kind="Message" label="Text" />;
+}
+
 function HandoverNode({ id, data }: NodeProps<FNode>) {
-  const { updateNodeData } = useReactFlow();
-  const d = data as Extract<Data, { kind: 'handover' }>;
-  return (
-    <div className={`fn fn-handover${useContext(NodeErrors)[id] ? ' has-error' : ''}`}>
-      <Handle type="target" position={Position.Left} />
-      <Title id={id} kind="Handover" />
-      <label>
-        Text before a person takes over
-        <textarea className="nodrag" aria-label={`text of ${id}`} value={d.text} onChange={(e) => updateNodeData(id, { text: e.target.value })} rows={2} />
-      </label>
-      <Handle type="source" position={Position.Right} id="next" />
-    </div>
-  );
+  return <TextNode id={id} data={data as Extract<Data, { kind: 'handover' }>} kind="Handover" label="Text before a person takes over" />;
 }
 
 function ConditionNode({ id, data }: NodeProps<FNode>) {
   const { updateNodeData } = useReactFlow();
+  const g = useContext(GraphContext);
   const d = data as Extract<Data, { kind: 'condition' }>;
   const set = (i: number, patch: Partial<Rule>): void => updateNodeData(id, { rules: d.rules.map((r, j) => (j === i ? { ...r, ...patch } : r)) });
+  // Rules come and go with their handles: React Flow measures them again.
+  const updateNodeInternals = useUpdateNodeInternals();
+  useEffect(() => updateNodeInternals(id), [d.rules.length, id, updateNodeInternals]);
   return (
-    <div className={`fn fn-condition${useContext(NodeErrors)[id] ? ' has-error' : ''}`}>
+    <div className={`fn fn-condition${hasError(g, id)}`}>
       <Handle type="target" position={Position.Left} />
       <Title id={id} kind="Condition" />
       {d.rules.map((r, i) => (
         <div className="fn-rule" key={i}>
-          <select className="nodrag" aria-label={`rule ${i + 1} kind of ${id}`} value={r.kind} onChange={(e) => set(i, { kind: e.target.value as RuleKind })}>
-            <option value="contains">contains</option>
-            <option value="equals">equals</option>
-            <option value="regex">regex</option>
-            <option value="any">any</option>
-          </select>
-          {r.kind !== 'any' && <input className="nodrag" aria-label={`rule ${i + 1} value of ${id}`} value={r.value} onChange={(e) => set(i, { value: e.target.value })} />}
-          <button type="button" className="nodrag small" aria-label={`remove rule ${i + 1} of ${id}`} onClick={() => updateNodeData(id, { rules: d.rules.filter((_, j) => j !== i) })}>
-            ×
-          </button>
+          <div className="fn-rule-test">
+            <select className="nodrag" aria-label={`rule ${i + 1} kind of ${id}`} value={r.kind} onChange={(e) => set(i, { kind: e.target.value as RuleKind })}>
+              <option value="contains">contains</option>
+              <option value="equals">equals</option>
+              <option value="regex">regex</option>
+              <option value="any">any</option>
+            </select>
+            {r.kind !== 'any' && <input className="nodrag" aria-label={`rule ${i + 1} value of ${id}`} value={r.value} onChange={(e) => set(i, { value: e.target.value })} />}
+            <button type="button" className="nodrag small" aria-label={`remove rule ${i + 1} of ${id}`} onClick={() => g.removeRule(id, i)}>
+              ×
+            </button>
+          </div>
+          <NextSelect id={id} handle={`rule-${i}`} label="→" />
           <Handle type="source" position={Position.Right} id={`rule-${i}`} />
         </div>
       ))}
-      <button type="button" className="nodrag small" onClick={() => updateNodeData(id, { rules: [...d.rules, { kind: 'contains', value: '' }] })}>
+      <button type="button" className="nodrag small" aria-label={`add a rule to ${id}`} onClick={() => updateNodeData(id, { rules: [...d.rules, { kind: 'contains', value: '', extra: {} }] })}>
         + rule
       </button>
       <div className="fn-rule">
-        <span className="muted">else</span>
+        <NextSelect id={id} handle="else" label="Else" />
         <Handle type="source" position={Position.Right} id="else" />
       </div>
     </div>
@@ -121,107 +180,197 @@ function ConditionNode({ id, data }: NodeProps<FNode>) {
 
 const nodeTypes = { message: MessageNode, condition: ConditionNode, handover: HandoverNode };
 
-function toDoc(name: string, start: string, nodes: FNode[], edges: Edge[]): FlowDoc {
+const extrasOf = (o: Record<string, unknown>, also: string[] = []): Extra =>
+  Object.fromEntries(Object.entries(o).filter(([k]) => (k.startsWith('_') && k !== POSITION) || also.includes(k)));
+
+function toDoc(name: string, start: string, nodes: FNode[], edges: Edge[], flowExtra: Extra): FlowDoc {
   const target = (source: string, handle: string): string | undefined => edges.find((e) => e.source === source && (e.sourceHandle ?? 'next') === handle)?.target;
-  const doc: FlowDoc = { name, start, nodes: {} };
+  const doc: FlowDoc = { ...flowExtra, name, start, nodes: {} };
   for (const n of nodes) {
     const d = n.data as Data;
+    const place = { [POSITION]: { x: Math.round(n.position.x), y: Math.round(n.position.y) } };
     const next = target(n.id, 'next');
-    if (d.kind === 'message') doc.nodes[n.id] = { type: 'message', text: d.text, ...(next ? { next } : {}) };
-    else if (d.kind === 'handover') doc.nodes[n.id] = { type: 'handover', ...(d.text ? { text: d.text } : {}), ...(next ? { next } : {}) };
+    if (d.kind === 'message') doc.nodes[n.id] = { type: 'message', ...d.extra, text: d.text, ...(next ? { next } : {}), ...place };
+    else if (d.kind === 'handover') doc.nodes[n.id] = { type: 'handover', ...d.extra, ...(d.text ? { text: d.text } : {}), ...(next ? { next } : {}), ...place };
     else {
       const els = target(n.id, 'else');
       const rules = d.rules.map((r, i) => {
         const to = target(n.id, `rule-${i}`);
-        return { ...(r.kind === 'any' ? { any: true } : { [r.kind]: r.value }), ...(to ? { next: to } : {}) };
+        return { ...(r.kind === 'any' ? { any: true } : { [r.kind]: r.value }), ...r.extra, ...(to ? { next: to } : {}) };
       });
-      doc.nodes[n.id] = { type: 'condition', rules, ...(els ? { else: els } : {}) };
+      doc.nodes[n.id] = { type: 'condition', ...d.extra, rules, ...(els ? { else: els } : {}), ...place };
     }
   }
   return doc;
 }
 
-function fromDoc(doc: FlowDoc, positions: Record<string, { x: number; y: number }>): { nodes: FNode[]; edges: Edge[] } {
+function fromDoc(doc: FlowDoc): { nodes: FNode[]; edges: Edge[] } {
   const nodes: FNode[] = [];
   const edges: Edge[] = [];
   const edge = (source: string, sourceHandle: string, target: unknown): void => {
     if (typeof target === 'string') edges.push({ id: `${source}-${sourceHandle}-${target}`, source, sourceHandle, target });
   };
   Object.entries(doc.nodes).forEach(([id, n], i) => {
-    const position = positions[id] ?? { x: 40 + (i % 3) * 300, y: 40 + Math.floor(i / 3) * 220 };
+    const p = n[POSITION] as { x?: unknown; y?: unknown } | undefined;
+    const position = p && typeof p.x === 'number' && typeof p.y === 'number' ? { x: p.x, y: p.y } : { x: 40 + (i % 3) * 320, y: 40 + Math.floor(i / 3) * 300 };
+    const extra = extrasOf(n, ['description']);
     if (n.type === 'condition') {
       const rules = (n.rules as Record<string, unknown>[]).map((r, j) => {
         const kind = (['contains', 'equals', 'regex', 'any'] as const).find((k) => k in r) ?? 'any';
         edge(id, `rule-${j}`, r.next);
-        return { kind, value: kind === 'any' ? '' : String(r[kind]) };
+        return { kind, value: kind === 'any' ? '' : String(r[kind]), extra: extrasOf(r) };
       });
       edge(id, 'else', n.else);
-      nodes.push({ id, type: 'condition', position, data: { kind: 'condition', rules } });
+      nodes.push({ id, type: 'condition', position, data: { kind: 'condition', rules, extra } });
     } else {
       edge(id, 'next', n.next);
       const kind = n.type === 'handover' ? 'handover' : 'message';
-      nodes.push({ id, type: kind, position, data: { kind, text: typeof n.text === 'string' ? n.text : '' } });
+      nodes.push({ id, type: kind, position, data: { kind, text: typeof n.text === 'string' ? n.text : '', extra } });
     }
   });
   return { nodes, edges };
 }
 
+/** Nodes React Flow has measured (fitting the view before that would leave new ones out). */
+const measuredCount = (s: ReactFlowState): number => {
+  let n = 0;
+  s.nodeLookup.forEach((x) => {
+    if (x.measured?.width) n += 1;
+  });
+  return n;
+};
+
 function Builder({ id }: { id: string }) {
-  const posKey = `flow-positions:${id}`;
   const [nodes, setNodes] = useState<FNode[]>([]);
   const [edges, setEdges] = useState<Edge[]>([]);
   const [name, setName] = useState('panel flow');
+  const [flowExtra, setFlowExtra] = useState<Extra>({});
   const [start, setStart] = useState('');
   const [errors, setErrors] = useState<Record<string, string>>({});
   const [message, setMessage] = useState('');
   const [error, setError] = useState('');
+  const [loaded, setLoaded] = useState(false);
+  const [saved, setSaved] = useState('');
+  const [confirmClear, setConfirmClear] = useState(false);
+  const [fitted, setFitted] = useState(0);
+
+  const adopt = useCallback((flow: FlowDoc | null) => {
+    const g = flow ? fromDoc(flow) : { nodes: [], edges: [] };
+    setNodes(g.nodes);
+    setEdges(g.edges);
+    setName(flow?.name ?? 'panel flow');
+    setStart(flow?.start ?? '');
+    setFlowExtra(flow ? extrasOf(flow, ['description']) : {});
+    setErrors({});
+    setFitted(0);
+    setSaved(flow ? JSON.stringify(toDoc(flow.name, flow.start, g.nodes, g.edges, extrasOf(flow, ['description']))) : '');
+  }, []);
 
   useEffect(() => {
     api<{ flow: FlowDoc }>('GET', `/api/${enc(id)}/flow`).then(
       (r) => {
-        const positions = JSON.parse(localStorage.getItem(posKey) ?? '{}') as Record<string, { x: number; y: number }>;
-        const g = fromDoc(r.flow, positions);
-        setNodes(g.nodes);
-        setEdges(g.edges);
-        setName(r.flow.name);
-        setStart(r.flow.start);
+        adopt(r.flow);
+        setLoaded(true);
       },
-      () => undefined,
+      (err: unknown) => {
+        if (!(err instanceof ApiError && err.status === 404)) setError(errorText(err));
+        setLoaded(true);
+      },
     );
-  }, [id, posKey]);
+  }, [id, adopt]);
 
-  // Every node in sight when one is added or the flow is loaded (never zoomed past 1).
+  // Every node in sight once all are measured, when the flow is loaded or a node is added or removed.
   const { fitView } = useReactFlow();
   const count = nodes.length;
+  const measured = useStore(measuredCount);
   useEffect(() => {
-    if (count === 0) return;
-    const t = setTimeout(() => void fitView({ padding: 0.15, maxZoom: 1 }), 30);
-    return () => clearTimeout(t);
-  }, [count, fitView]);
+    if (count === 0 || measured !== count || fitted === count) return;
+    void Promise.resolve(fitView({ padding: 0.15, maxZoom: 1 })).then(() => setFitted(count));
+  }, [count, measured, fitted, fitView]);
+
+  // A new width (a phone turned, a window resized) fits the view again.
+  const canvas = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    const el = canvas.current;
+    if (!el) return;
+    let width = Math.round(el.clientWidth);
+    const observer = new ResizeObserver(() => {
+      const w = Math.round(el.clientWidth);
+      if (w !== width) {
+        width = w;
+        setFitted(0);
+      }
+    });
+    observer.observe(el);
+    return () => observer.disconnect();
+  }, []);
 
   const onNodesChange = useCallback((c: NodeChange<FNode>[]) => setNodes((ns) => applyNodeChanges(c, ns)), []);
   const onEdgesChange = useCallback((c: EdgeChange[]) => setEdges((es) => applyEdgeChanges(c, es)), []);
   // One edge per source handle: a new connection replaces the old one.
-  const onConnect = useCallback((c: Connection) => setEdges((es) => addEdge(c, es.filter((e) => !(e.source === c.source && (e.sourceHandle ?? null) === (c.sourceHandle ?? null))))), []);
+  const sameExit = (e: Edge, source: string, handle: string | null | undefined): boolean => e.source === source && (e.sourceHandle ?? 'next') === (handle ?? 'next');
+  const onConnect = useCallback((c: Connection) => setEdges((es) => addEdge(c, es.filter((e) => !sameExit(e, c.source, c.sourceHandle)))), []);
+  const onNodesDelete = useCallback((gone: FNode[]) => {
+    setStart((s) => (gone.some((n) => n.id === s) ? '' : s));
+  }, []);
+
+  const graph = useMemo<Graph>(
+    () => ({
+      errors,
+      start,
+      ids: nodes.map((n) => n.id),
+      targetOf: (source, handle) => edges.find((e) => sameExit(e, source, handle))?.target ?? '',
+      connect: (source, handle, target) =>
+        setEdges((es) => [...es.filter((e) => !sameExit(e, source, handle)), ...(target ? [{ id: `${source}-${handle}-${target}`, source, sourceHandle: handle, target }] : [])]),
+      removeNode: (nid) => {
+        setNodes((ns) => ns.filter((n) => n.id !== nid));
+        setEdges((es) => es.filter((e) => e.source !== nid && e.target !== nid));
+        setStart((s) => (s === nid ? '' : s));
+      },
+      removeRule: (nid, index) => {
+        setNodes((ns) => ns.map((n) => (n.id === nid && n.data.kind === 'condition' ? { ...n, data: { ...n.data, rules: n.data.rules.filter((_, j) => j !== index) } } : n)));
+        // The rules after it move up one place, and their edges with them.
+        setEdges((es) =>
+          es.flatMap((e) => {
+            const m = e.source === nid ? /^rule-(\d+)$/.exec(e.sourceHandle ?? '') : null;
+            if (!m) return [e];
+            const j = Number(m[1]);
+            if (j === index) return [];
+            if (j < index) return [e];
+            return [{ ...e, id: `${nid}-rule-${j - 1}-${e.target}`, sourceHandle: `rule-${j - 1}` }];
+          }),
+        );
+      },
+    }),
+    [errors, start, nodes, edges],
+  );
 
   const add = (kind: Data['kind']): void => {
     let n = nodes.length + 1;
     while (nodes.some((x) => x.id === `${kind}-${n}`)) n += 1;
     const nid = `${kind}-${n}`;
-    const data: Data = kind === 'condition' ? { kind, rules: [{ kind: 'contains', value: '' }] } : { kind, text: '' };
+    const data: Data = kind === 'condition' ? { kind, rules: [{ kind: 'contains', value: '', extra: {} }], extra: {} } : { kind, text: '', extra: {} };
     const i = nodes.length;
-    setNodes((ns) => [...ns, { id: nid, type: kind, position: { x: 40 + (i % 3) * 320, y: 40 + Math.floor(i / 3) * 240 }, data }]);
+    setNodes((ns) => [...ns, { id: nid, type: kind, position: { x: 40 + (i % 3) * 320, y: 40 + Math.floor(i / 3) * 300 }, data }]);
     if (!start) setStart(nid);
   };
+
+  const startId = nodes.some((n) => n.id === start) ? start : (nodes[0]?.id ?? '');
+  const doc = toDoc(name, startId, nodes, edges, flowExtra);
+  const dirty = loaded && JSON.stringify(doc) !== saved && !(nodes.length === 0 && saved === '');
 
   const save = async (): Promise<void> => {
     setErrors({});
     setMessage('');
     setError('');
-    const s = nodes.some((n) => n.id === start) ? start : (nodes[0]?.id ?? '');
+    if (nodes.length === 0) {
+      setError('Add a node first.');
+      return;
+    }
     try {
-      await api('PUT', `/api/${enc(id)}/flow`, toDoc(name, s, nodes, edges));
-      localStorage.setItem(posKey, JSON.stringify(Object.fromEntries(nodes.map((n) => [n.id, n.position]))));
+      await api('PUT', `/api/${enc(id)}/flow`, doc);
+      setStart(startId);
+      setSaved(JSON.stringify(doc));
       setMessage('Saved: the flow is active.');
     } catch (err) {
       const node = err instanceof ApiError && typeof err.detail.node === 'string' ? err.detail.node : null;
@@ -230,52 +379,110 @@ function Builder({ id }: { id: string }) {
     }
   };
 
+  const clear = async (): Promise<void> => {
+    setConfirmClear(false);
+    setMessage('');
+    setError('');
+    try {
+      await api('DELETE', `/api/${enc(id)}/flow`);
+      adopt(null);
+      setMessage('Cleared: no flow is active; the bot does not answer.');
+    } catch (err) {
+      setError(errorText(err));
+    }
+  };
 
   return (
     <div className="builder">
-      <div className="row wrap toolbar">
-        <button type="button" onClick={() => add('message')}>
-          Add message
-        </button>
-        <button type="button" onClick={() => add('condition')}>
-          Add condition
-        </button>
-        <button type="button" onClick={() => add('handover')}>
-          Add handover
-        </button>
-        <label>
-          Name
-          <input value={name} onChange={(e) => setName(e.target.value)} />
-        </label>
-        <label>
-          Start
-          <select aria-label="start node" value={start} onChange={(e) => setStart(e.target.value)}>
-            {nodes.map((n) => (
-              <option key={n.id} value={n.id}>
-                {n.id}
-              </option>
-            ))}
-          </select>
-        </label>
-        <button type="button" className="primary" onClick={() => void save()}>
-          Save flow
-        </button>
+      <div className="toolbar">
+        <div className="row wrap">
+          <button type="button" onClick={() => add('message')}>
+            Add message
+          </button>
+          <button type="button" onClick={() => add('condition')}>
+            Add condition
+          </button>
+          <button type="button" onClick={() => add('handover')}>
+            Add handover
+          </button>
+        </div>
+        <div className="row wrap">
+          <label>
+            Flow name
+            <input value={name} onChange={(e) => setName(e.target.value)} maxLength={100} />
+          </label>
+          <label>
+            Start
+            <select aria-label="start node" value={startId} onChange={(e) => setStart(e.target.value)}>
+              {nodes.map((n) => (
+                <option key={n.id} value={n.id}>
+                  {n.id}
+                </option>
+              ))}
+            </select>
+          </label>
+          <button type="button" className="primary" onClick={() => void save()}>
+            Save and activate
+          </button>
+          {confirmClear ? (
+            <span className="row wrap" role="group" aria-label="confirm clear">
+              <span>Remove the flow? The bot stops answering.</span>
+              <button type="button" className="danger" onClick={() => void clear()}>
+                Yes, clear
+              </button>
+              <button type="button" onClick={() => setConfirmClear(false)}>
+                Cancel
+              </button>
+            </span>
+          ) : (
+            <button type="button" className="danger" onClick={() => setConfirmClear(true)}>
+              Clear flow
+            </button>
+          )}
+        </div>
       </div>
-      {message && <p className="ok">{message}</p>}
+      <p className="muted" aria-live="polite" data-testid="flow-state">
+        {!loaded ? 'Loading…' : nodes.length === 0 ? 'No flow yet: add a node to begin.' : dirty ? 'Unsaved changes.' : 'Saved.'}
+      </p>
+      {message && (
+        <p className="ok" role="status">
+          {message}
+        </p>
+      )}
       {error && (
         <p className="error" role="alert">
           {error}
         </p>
       )}
-      <div className="canvas">
-        <NodeErrors.Provider value={errors}>
-        <ReactFlow nodes={nodes} edges={edges} nodeTypes={nodeTypes} onNodesChange={onNodesChange} onEdgesChange={onEdgesChange} onConnect={onConnect} defaultViewport={{ x: 0, y: 0, zoom: 1 }} deleteKeyCode={['Backspace', 'Delete']}>
-          <Background />
-          <Controls />
-        </ReactFlow>
-        </NodeErrors.Provider>
+      <div className="canvas" data-fitted={fitted} ref={canvas}>
+        <GraphContext.Provider value={graph}>
+          <ReactFlow
+            nodes={nodes}
+            edges={edges}
+            nodeTypes={nodeTypes}
+            onNodesChange={onNodesChange}
+            onEdgesChange={onEdgesChange}
+            onConnect={onConnect}
+            onNodesDelete={onNodesDelete}
+            defaultViewport={{ x: 0, y: 0, zoom: 1 }}
+            minZoom={0.2}
+            maxZoom={1.5}
+            deleteKeyCode={['Backspace', 'Delete']}
+            aria-label="flow graph"
+          >
+            <Background />
+            <Controls />
+          </ReactFlow>
+        </GraphContext.Provider>
       </div>
-      <p className="muted">Drag from a node's right handle to another node's left handle to connect; select and press Delete to remove.</p>
+      <div className="muted help">
+        <p>
+          Texts may use <code>{'{{name}}'}</code> (the sender's name) and <code>{'{{phone}}'}</code>. Saving checks the flow as <code>PUT /flow</code> does and activates it; an error shows on its node.
+        </p>
+        <p>
+          Connect with the mouse by dragging from a node's right handle to another node's left handle, or pick the target in the node's <em>Then</em>, <em>→</em> or <em>Else</em> list (the keyboard's way). Remove a node with its × button, or select it and press Delete.
+        </p>
+      </div>
     </div>
   );
 }

@@ -1,76 +1,115 @@
-import { useCallback, useEffect, useState, type FormEvent } from 'react';
-import { api, enc, errorText, liveEvents } from './api';
+import { useCallback, useEffect, useRef, useState, type FormEvent } from 'react';
+import { api, enc, errorText, every, liveEvents, when } from './api';
 
 interface Handover {
-  phone: string;
+  phone: string | null;
   chatId: string;
   fromName: string | null;
   node: string;
   openedAt: string;
+  expiresAt?: string;
 }
 interface Message {
   messageId?: string;
   id?: string;
   fromMe: boolean;
   text?: string;
+  caption?: string;
   timestamp?: string;
   type?: string;
+  status?: string;
 }
 
+const who = (h: Handover): string => [h.fromName, h.phone].filter(Boolean).join(' ') || h.chatId;
+
+/** Open handovers, newest first, kept current by the page's event stream. */
 export function Inbox({ id }: { id: string }) {
   const [handovers, setHandovers] = useState<Handover[]>([]);
+  const [loaded, setLoaded] = useState(false);
   const [chat, setChat] = useState<string | null>(null);
   const [messages, setMessages] = useState<Message[]>([]);
   const [reply, setReply] = useState('');
+  const [sending, setSending] = useState(false);
   const [error, setError] = useState('');
+  const [done, setDone] = useState('');
+  const chatRef = useRef<string | null>(null);
+  chatRef.current = chat;
 
-  const loadList = useCallback(async () => {
-    try {
-      setHandovers((await api<{ handovers: Handover[] }>('GET', `/api/${enc(id)}/handovers`)).handovers);
-    } catch (err) {
-      setError(errorText(err));
-    }
-  }, [id]);
+  const loadList = useCallback(
+    async (background = false) => {
+      try {
+        const r = await api<{ handovers: Handover[] }>('GET', `/api/${enc(id)}/handovers`, undefined, { background });
+        setHandovers([...r.handovers].sort((a, b) => b.openedAt.localeCompare(a.openedAt)));
+        setLoaded(true);
+      } catch (err) {
+        if (!background) setError(errorText(err));
+      }
+    },
+    [id],
+  );
 
-  const loadChat = useCallback(async (chatId: string) => {
-    try {
-      const r = await api<{ messages: Message[] }>('GET', `/api/${enc(id)}/chats/${enc(chatId)}/messages?limit=50`);
-      setMessages([...r.messages].reverse());
-    } catch (err) {
-      setMessages([]);
-      setError(errorText(err));
-    }
-  }, [id]);
+  const loadChat = useCallback(
+    async (chatId: string) => {
+      try {
+        const r = await api<{ messages: Message[] }>('GET', `/api/${enc(id)}/chats/${enc(chatId)}/messages?limit=50`);
+        if (chatRef.current === chatId) setMessages([...r.messages].reverse());
+      } catch (err) {
+        setError(errorText(err));
+      }
+    },
+    [id],
+  );
 
   useEffect(() => {
     void loadList();
-    return liveEvents(id, ['conversation.handover', 'message.received'], () => void loadList());
-  }, [id, loadList]);
+    // One stream for the page: new handovers, and messages of the open conversation.
+    const close = liveEvents(id, ['conversation.handover', 'message.received'], (type, data) => {
+      if (type === 'conversation.handover') void loadList();
+      else {
+        if (data.chatId === chatRef.current) void loadChat(String(data.chatId));
+        // A message may end a timed-out handover; the list follows.
+        void loadList(true);
+      }
+    });
+    // Handovers also end by timeout or by a release elsewhere (no event): the list follows.
+    const stop = every(15_000, () => void loadList(true));
+    return () => {
+      close();
+      stop();
+    };
+  }, [id, loadList, loadChat]);
+
   useEffect(() => {
-    if (!chat) return;
-    void loadChat(chat);
-    return liveEvents(id, ['message.received'], () => void loadChat(chat));
-  }, [id, chat, loadChat]);
+    setMessages([]);
+    if (chat) void loadChat(chat);
+  }, [chat, loadChat]);
+
+  const open = handovers.find((h) => h.chatId === chat) ?? null;
 
   const send = async (e: FormEvent): Promise<void> => {
     e.preventDefault();
     if (!chat || !reply.trim()) return;
     setError('');
+    setDone('');
+    setSending(true);
     try {
       await api('POST', `/api/${enc(id)}/send`, { to: chat, message: reply });
       setReply('');
       await loadChat(chat);
     } catch (err) {
       setError(errorText(err));
+    } finally {
+      setSending(false);
     }
   };
 
   const release = async (): Promise<void> => {
     if (!chat) return;
+    setError('');
     try {
       await api('POST', `/api/${enc(id)}/handover/release`, { chatId: chat });
+      setDone(`Released ${open ? who(open) : chat}: the bot answers this chat again.`);
       setChat(null);
-      setMessages([]);
       await loadList();
     } catch (err) {
       setError(errorText(err));
@@ -84,36 +123,63 @@ export function Inbox({ id }: { id: string }) {
         <ul className="list" aria-label="handovers">
           {handovers.map((h) => (
             <li key={h.chatId}>
-              <button type="button" className={chat === h.chatId ? 'selected' : ''} onClick={() => setChat(h.chatId)}>
-                {h.fromName ? `${h.fromName} ` : ''}
-                {h.phone}
-                <span className="muted"> since {new Date(h.openedAt).toLocaleString()}</span>
+              <button type="button" className={`handover${chat === h.chatId ? ' selected' : ''}`} aria-pressed={chat === h.chatId} onClick={() => setChat(h.chatId)}>
+                <span className="handover-who">{who(h)}</span>
+                <span className="muted"> since {when(h.openedAt)}</span>
               </button>
             </li>
           ))}
         </ul>
-        {handovers.length === 0 && <p className="muted">No open handovers.</p>}
+        {loaded && handovers.length === 0 && <p className="muted">No open handovers.</p>}
+        {done && (
+          <p className="ok" role="status">
+            {done}
+          </p>
+        )}
       </div>
       {chat && (
-        <div className="card conversation">
-          <h2>{chat}</h2>
+        <div className="card conversation" aria-label="conversation panel">
+          <h2>{open ? who(open) : chat}</h2>
+          <p className="muted chat-id">
+            {chat}
+            {open?.expiresAt ? ` · goes back to the bot at ${when(open.expiresAt)} unless released earlier` : ''}
+          </p>
           <ol className="messages" aria-label="conversation">
             {messages.map((m, i) => (
               <li key={m.messageId ?? m.id ?? i} className={m.fromMe ? 'out' : 'in'}>
-                {m.text ?? `[${m.type ?? 'message'}]`}
+                <span className="text">{m.text ?? m.caption ?? `[${m.type ?? 'message'}]`}</span>
+                {m.timestamp && (
+                  <span className="time">
+                    {when(m.timestamp)}
+                    {m.fromMe && m.status ? ` · ${m.status}` : ''}
+                  </span>
+                )}
               </li>
             ))}
           </ol>
-          <form className="row" onSubmit={(e) => void send(e)}>
+          <form className="reply" onSubmit={(e) => void send(e)}>
             <label className="grow">
               Reply
-              <input name="reply" value={reply} onChange={(e) => setReply(e.target.value)} />
+              <textarea
+                name="reply"
+                rows={2}
+                value={reply}
+                onChange={(e) => setReply(e.target.value)}
+                onKeyDown={(e) => {
+                  if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) void send(e);
+                }}
+              />
             </label>
-            <button type="submit">Send</button>
+            <p className="muted">Sent as the instance (Ctrl+Enter sends); costs a credit unless the instance is premium.</p>
+            <div className="row wrap">
+              <button type="submit" disabled={sending}>
+                Send
+              </button>
+              <button type="button" onClick={() => void release()}>
+                Release to bot
+              </button>
+            </div>
           </form>
-          <button type="button" onClick={() => void release()}>
-            Release to bot
-          </button>
         </div>
       )}
       {error && (

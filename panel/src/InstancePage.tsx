@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useState } from 'react';
-import { api, enc, errorText, liveEvents, type InstanceView, type Session } from './api';
+import { api, enc, errorText, liveEvents, sessionChanging, when, type InstanceView, type Session } from './api';
 import { KeyOnce } from './KeyOnce';
 import { Inbox } from './Inbox';
 import { FlowBuilder } from './FlowBuilder';
@@ -20,29 +20,72 @@ const TABS: [string, string][] = [
 ];
 
 export function InstancePage({ id, tab, session, onSession }: Props) {
+  const admin = session.role === 'admin';
+  // The admin view (name, sandbox, plan, webhook); an instance key cannot read it.
+  const [view, setView] = useState<InstanceView | null>(null);
+  const [viewError, setViewError] = useState('');
+  const loadView = useCallback(async () => {
+    if (!admin) return;
+    try {
+      setView(await api<InstanceView>('GET', `/api/instances/${enc(id)}`));
+    } catch (err) {
+      setViewError(errorText(err));
+    }
+  }, [admin, id]);
+  useEffect(() => void loadView(), [loadView]);
+
   return (
     <section>
+      <h1 className="instance-title">
+        {view?.name ?? id}
+        {view?.name && <span className="muted"> {id}</span>}
+        {view && <span className="muted"> · {view.sandbox ? 'sandbox' : 'WhatsApp'}</span>}
+      </h1>
       <nav className="tabs" aria-label="instance">
+        {admin && <a href="#/">All instances</a>}
         {TABS.map(([t, label]) => (
           <a key={t} href={`#/i/${enc(id)}/${t}`} aria-current={tab === t ? 'page' : undefined}>
             {label}
           </a>
         ))}
       </nav>
-      {tab === 'inbox' ? <Inbox id={id} /> : tab === 'flow' ? <FlowBuilder id={id} /> : tab === 'webhook' ? <Webhook id={id} admin={session.role === 'admin'} /> : <Overview id={id} session={session} onSession={onSession} />}
+      {viewError && (
+        <p className="error" role="alert">
+          {viewError}
+        </p>
+      )}
+      {tab === 'inbox' ? (
+        <Inbox id={id} />
+      ) : tab === 'flow' ? (
+        <FlowBuilder id={id} />
+      ) : tab === 'webhook' ? (
+        <Webhook id={id} admin={admin} view={view} />
+      ) : (
+        <Overview id={id} session={session} onSession={onSession} view={view} reloadView={loadView} />
+      )}
     </section>
   );
 }
 
-function Overview({ id, session, onSession }: { id: string; session: Session; onSession: (s: Session) => void }) {
+interface OverviewProps {
+  id: string;
+  session: Session;
+  onSession: (s: Session) => void;
+  view: InstanceView | null;
+  reloadView: () => Promise<void>;
+}
+
+function Overview({ id, session, onSession, view, reloadView }: OverviewProps) {
   const admin = session.role === 'admin';
   const [status, setStatus] = useState<string>('');
+  const [plan, setPlan] = useState<{ premium: boolean; premiumUntil: string | null; quotaRemaining: string | number } | null>(null);
   const [qr, setQr] = useState<string | null>(null);
-  const [view, setView] = useState<InstanceView | null>(null);
   const [newKey, setNewKey] = useState<string | null>(null);
   const [error, setError] = useState('');
+  const [done, setDone] = useState('');
   const [phone, setPhone] = useState('');
   const [code, setCode] = useState('');
+  const [confirmLogout, setConfirmLogout] = useState(false);
   const [addCredits, setAddCredits] = useState('100');
   const [days, setDays] = useState('30');
 
@@ -57,47 +100,62 @@ function Overview({ id, session, onSession }: { id: string; session: Session; on
 
   const load = useCallback(async () => {
     try {
-      const s = await api<{ status: string }>('GET', `/api/${enc(id)}/status`);
+      const s = await api<{ status: string; premium: boolean; premiumUntil: string | null; quotaRemaining: string | number }>('GET', `/api/${enc(id)}/status`);
       setStatus(s.status);
+      setPlan(s);
       if (s.status === 'qr_code_generated') await loadQr();
-      if (admin) setView(await api<InstanceView>('GET', `/api/instances/${enc(id)}`));
     } catch (err) {
       setError(errorText(err));
     }
-  }, [id, admin, loadQr]);
+  }, [id, loadQr]);
 
   useEffect(() => {
     void load();
+    // One stream for the page: status changes and each new QR, drawn as they come.
     return liveEvents(id, ['instance.status', 'qr.updated'], (type, data) => {
       if (type === 'instance.status') {
         const to = String(data.to);
         setStatus(to);
+        if (to === 'connected') setCode('');
         if (to !== 'qr_code_generated') setQr(null);
         else void loadQr();
       } else void loadQr();
     });
   }, [id, load, loadQr]);
 
-  const act = async (f: () => Promise<unknown>): Promise<void> => {
+  const act = async (what: string, f: () => Promise<unknown>): Promise<void> => {
     setError('');
+    setDone('');
     try {
       await f();
+      setDone(what);
     } catch (err) {
       setError(errorText(err));
     }
   };
 
   const rotate = () =>
-    act(async () => {
+    act('Key rotated: the old key is refused from now on.', async () => {
       if (admin) {
         const r = await api<{ apiKey: string }>('POST', `/api/instances/${enc(id)}/rotate-key`);
         setNewKey(r.apiKey);
       } else {
-        const r = await api<{ apiKey: string }>('POST', `/api/${enc(id)}/rotate-key`);
-        setNewKey(r.apiKey);
-        // The session was opened with the old key and ended with it: sign in again with the new one.
-        onSession(await api<Session>('POST', '/panel/api/session', { instanceId: id, apiKey: r.apiKey }));
+        // This session was opened with the old key and ends with it: sign in again with the new one.
+        const next = await sessionChanging(
+          (async () => {
+            const r = await api<{ apiKey: string }>('POST', `/api/${enc(id)}/rotate-key`);
+            setNewKey(r.apiKey);
+            return api<Session>('POST', '/panel/api/session', { instanceId: id, apiKey: r.apiKey });
+          })(),
+        );
+        onSession(next);
       }
+    });
+
+  const planWrite = (what: string, path: string, body: unknown) =>
+    act(what, async () => {
+      await api('POST', path, body);
+      await Promise.all([reloadView(), load()]);
     });
 
   return (
@@ -106,71 +164,117 @@ function Overview({ id, session, onSession }: { id: string; session: Session; on
         <h2>Connection</h2>
         <p>
           Status:{' '}
-          <strong className={`status s-${status}`} data-testid="instance-status">
+          <strong className={`status s-${status}`} data-testid="instance-status" aria-live="polite">
             {status || '…'}
           </strong>
         </p>
-        {qr && status === 'qr_code_generated' && <img className="qr" src={qr} alt="Pairing QR code: scan it with WhatsApp" width={264} height={264} />}
+        {qr && status === 'qr_code_generated' && (
+          <>
+            <p className="muted">On the phone: WhatsApp › Linked devices › Link a device, then scan.</p>
+            <img className="qr" src={qr} alt="Pairing QR code: scan it with WhatsApp" width={264} height={264} data-testid="qr" />
+          </>
+        )}
         {status === 'connected' && <p className="ok">Connected</p>}
         {status !== 'connected' && (
           <form
-            className="row wrap"
+            className="pair-code"
             onSubmit={(e) => {
               e.preventDefault();
-              void act(async () => setCode((await api<{ code: string }>('POST', `/api/${enc(id)}/pairing-code`, { phone })).code));
+              void act('', async () => setCode((await api<{ code: string }>('POST', `/api/${enc(id)}/pairing-code`, { phone: phone.trim() })).code));
             }}
           >
-            <label>
-              Pair by code: phone
-              <input value={phone} onChange={(e) => setPhone(e.target.value)} placeholder="+15551234567" />
-            </label>
-            <button type="submit">Get code</button>
-            {code && <code>{code}</code>}
+            <h3>Or pair with a code</h3>
+            <div className="row wrap">
+              <label>
+                Phone number of the WhatsApp account
+                <input name="phone" type="tel" value={phone} onChange={(e) => setPhone(e.target.value)} placeholder="+15551234567" required />
+              </label>
+              <button type="submit">Get pairing code</button>
+            </div>
+            {code && (
+              <p>
+                Code: <code className="pairing-code" data-testid="pairing-code">{code}</code>
+                <br />
+                <span className="muted">On the phone: Linked devices › Link with phone number instead, then type it.</span>
+              </p>
+            )}
           </form>
         )}
-        <div className="row wrap">
-          <button type="button" onClick={() => void act(() => api('POST', `/api/${enc(id)}/restart`).then(load))}>
-            Reconnect
+        <div className="row wrap actions">
+          <button type="button" onClick={() => void act('Restarted: reconnecting.', () => api('POST', `/api/${enc(id)}/restart`).then(load))}>
+            Restart connection
           </button>
-          <button type="button" onClick={() => void act(() => api('POST', `/api/${enc(id)}/logout`).then(load))}>
-            Log out device
-          </button>
+          {confirmLogout ? (
+            <span className="row wrap" role="group" aria-label="confirm logout">
+              <span>Unlink the phone? It has to pair again.</span>
+              <button
+                type="button"
+                className="danger"
+                onClick={() => {
+                  setConfirmLogout(false);
+                  void act('Logged out: pair again with the new QR.', () => api('POST', `/api/${enc(id)}/logout`).then(load));
+                }}
+              >
+                Yes, log out
+              </button>
+              <button type="button" onClick={() => setConfirmLogout(false)}>
+                Cancel
+              </button>
+            </span>
+          ) : (
+            <button type="button" className="danger" onClick={() => setConfirmLogout(true)}>
+              Log out device
+            </button>
+          )}
         </div>
       </div>
       <div className="card">
         <h2>API key</h2>
-        <p className="muted">Rotating stops the old key at once.</p>
+        <p className="muted">Rotating issues a new key and stops the old one at once.</p>
         <button type="button" onClick={() => void rotate()}>
           Rotate key
         </button>
         {newKey && <KeyOnce label="New API key" value={newKey} onDone={() => setNewKey(null)} />}
       </div>
-      {admin && view && (
-        <div className="card" aria-label="plan">
-          <h2>Plan</h2>
-          <dl>
-            <dt>Premium</dt>
-            <dd data-testid="premium">{view.premium ? `yes, until ${view.premiumUntil ?? '?'}` : 'no'}</dd>
-            <dt>Credits</dt>
-            <dd data-testid="credits">{String(view.credits ?? '')}</dd>
-            <dt>Quota remaining</dt>
-            <dd>{String(view.quotaRemaining)}</dd>
-          </dl>
-          <form className="row wrap" onSubmit={(e) => (e.preventDefault(), void act(() => api('POST', `/api/instances/${enc(id)}/credits`, { add: Number(addCredits) }).then(load)))}>
-            <label>
-              Add credits
-              <input type="number" min={1} value={addCredits} onChange={(e) => setAddCredits(e.target.value)} />
-            </label>
-            <button type="submit">Add</button>
-          </form>
-          <form className="row wrap" onSubmit={(e) => (e.preventDefault(), void act(() => api('POST', `/api/instances/${enc(id)}/premium`, { days: Number(days) }).then(load)))}>
-            <label>
-              Premium days
-              <input type="number" min={1} value={days} onChange={(e) => setDays(e.target.value)} />
-            </label>
-            <button type="submit">Extend</button>
-          </form>
-        </div>
+      <div className="card" aria-label="plan">
+        <h2>Plan</h2>
+        <dl>
+          <dt>Premium</dt>
+          <dd data-testid="premium">{(view ?? plan)?.premium ? `yes, until ${when((view ?? plan)?.premiumUntil)}` : 'no'}</dd>
+          {view && (
+            <>
+              <dt>Credits</dt>
+              <dd data-testid="credits">{String(view.credits ?? '')}</dd>
+            </>
+          )}
+          <dt>Quota remaining</dt>
+          <dd data-testid="quota">{String((view ?? plan)?.quotaRemaining ?? '')}</dd>
+        </dl>
+        {admin ? (
+          <>
+            <form className="row wrap" onSubmit={(e) => (e.preventDefault(), void planWrite(`Added ${addCredits} credits.`, `/api/instances/${enc(id)}/credits`, { add: Number(addCredits) }))}>
+              <label>
+                Add credits
+                <input name="credits" type="number" min={1} step={1} value={addCredits} onChange={(e) => setAddCredits(e.target.value)} required />
+              </label>
+              <button type="submit">Add credits</button>
+            </form>
+            <form className="row wrap" onSubmit={(e) => (e.preventDefault(), void planWrite(`Premium extended by ${days} days.`, `/api/instances/${enc(id)}/premium`, { days: Number(days) }))}>
+              <label>
+                Premium days
+                <input name="days" type="number" min={1} step={1} value={days} onChange={(e) => setDays(e.target.value)} required />
+              </label>
+              <button type="submit">Extend premium</button>
+            </form>
+          </>
+        ) : (
+          <p className="muted">Credits and premium are changed by the administrator.</p>
+        )}
+      </div>
+      {done && (
+        <p className="ok" role="status">
+          {done}
+        </p>
       )}
       {error && (
         <p className="error" role="alert">

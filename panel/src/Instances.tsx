@@ -1,42 +1,53 @@
 import { useCallback, useEffect, useState, type FormEvent } from 'react';
-import { api, enc, errorText, liveEvents, type InstanceView } from './api';
+import { api, enc, errorText, every, type InstanceView } from './api';
 import { KeyOnce } from './KeyOnce';
 
-/** Live status of every listed instance (a stream each, at most this many). */
-const LIVE_MAX = 25;
+const PAGE = 100;
+/** The admin list route answers at most this many at once. */
+const MAX_SHOWN = 500;
+/**
+ * The list's statuses are refreshed from the admin route this often. Not one event stream per
+ * instance: a browser keeps at most six connections to the daemon, and a list of six instances
+ * would hold them all, leaving none for the panel's own requests.
+ */
+const REFRESH_MS = 2_000;
 
 export function Instances() {
   const [list, setList] = useState<InstanceView[]>([]);
+  const [more, setMore] = useState(false);
+  const [shown, setShown] = useState(PAGE);
+  const [loaded, setLoaded] = useState(false);
   const [error, setError] = useState('');
   const [name, setName] = useState('');
+  const [owner, setOwner] = useState('');
   const [kind, setKind] = useState<'sandbox' | 'whatsapp'>('sandbox');
   const [created, setCreated] = useState<{ id: string; key: string } | null>(null);
   const [confirming, setConfirming] = useState<string | null>(null);
 
-  const load = useCallback(async () => {
-    try {
-      const r = await api<{ instances: InstanceView[] }>('GET', '/api/instances?limit=200');
-      setList(r.instances);
-    } catch (err) {
-      setError(errorText(err));
-    }
-  }, []);
-  useEffect(() => void load(), [load]);
-
-  const ids = list.slice(0, LIVE_MAX).map((i) => i.instanceId).join(',');
+  const load = useCallback(
+    async (background = false) => {
+      try {
+        const r = await api<{ instances: InstanceView[]; nextCursor: string | null }>('GET', `/api/instances?limit=${shown}`, undefined, { background });
+        setList(r.instances);
+        setMore(r.nextCursor !== null);
+        setLoaded(true);
+      } catch (err) {
+        if (!background) setError(errorText(err));
+      }
+    },
+    [shown],
+  );
   useEffect(() => {
-    const closers = ids
-      .split(',')
-      .filter(Boolean)
-      .map((id) => liveEvents(id, ['instance.status'], (_t, data) => setList((l) => l.map((i) => (i.instanceId === id ? { ...i, status: String(data.to) } : i)))));
-    return () => closers.forEach((c) => c());
-  }, [ids]);
+    void load();
+    return every(REFRESH_MS, () => void load(true));
+  }, [load]);
 
   const create = async (e: FormEvent): Promise<void> => {
     e.preventDefault();
     setError('');
     try {
-      const r = await api<{ instanceId: string; apiKey: string }>('POST', '/api/instances/create', { ...(name.trim() ? { name: name.trim() } : {}), sandbox: kind === 'sandbox' });
+      const body = { ...(name.trim() ? { name: name.trim() } : {}), ...(owner.trim() ? { owner: owner.trim() } : {}), sandbox: kind === 'sandbox' };
+      const r = await api<{ instanceId: string; apiKey: string }>('POST', '/api/instances/create', body);
       setCreated({ id: r.instanceId, key: r.apiKey });
       setName('');
       await load();
@@ -58,19 +69,26 @@ export function Instances() {
   return (
     <section>
       <h1>Instances</h1>
-      <form className="card row wrap" onSubmit={(e) => void create(e)}>
-        <label>
-          Name
-          <input name="name" value={name} onChange={(e) => setName(e.target.value)} placeholder="optional" />
-        </label>
-        <label>
-          Kind
-          <select name="kind" value={kind} onChange={(e) => setKind(e.target.value as 'sandbox' | 'whatsapp')}>
-            <option value="sandbox">Sandbox</option>
-            <option value="whatsapp">WhatsApp</option>
-          </select>
-        </label>
-        <button type="submit">Create instance</button>
+      <form className="card" onSubmit={(e) => void create(e)} aria-label="create an instance">
+        <h2>New instance</h2>
+        <div className="row wrap">
+          <label>
+            Name
+            <input name="name" value={name} onChange={(e) => setName(e.target.value)} placeholder="optional" maxLength={100} />
+          </label>
+          <label>
+            Owner
+            <input name="owner" value={owner} onChange={(e) => setOwner(e.target.value)} placeholder="optional" maxLength={100} />
+          </label>
+          <label>
+            Kind
+            <select name="kind" value={kind} onChange={(e) => setKind(e.target.value as 'sandbox' | 'whatsapp')}>
+              <option value="sandbox">Sandbox (simulated phone)</option>
+              <option value="whatsapp">WhatsApp (pair a real phone)</option>
+            </select>
+          </label>
+          <button type="submit">Create instance</button>
+        </div>
       </form>
       {created && <KeyOnce label={`API key of ${created.id}`} value={created.key} onDone={() => setCreated(null)} />}
       {error && (
@@ -81,33 +99,45 @@ export function Instances() {
       <ul className="list" aria-label="instances">
         {list.map((i) => (
           <li key={i.instanceId} className="card instance" data-instance={i.instanceId}>
-            <a href={`#/i/${enc(i.instanceId)}`} className="title">
-              {i.name ?? i.instanceId}
-            </a>
-            <span className="muted">{i.instanceId}</span>
-            <span className="muted">{i.sandbox ? 'sandbox' : 'WhatsApp'}</span>
-            <span className={`status s-${i.status}`} data-testid="status">
-              {i.status}
-            </span>
+            <div className="instance-head">
+              <a href={`#/i/${enc(i.instanceId)}`} className="title">
+                {i.name ?? i.instanceId}
+              </a>
+              <span className={`status s-${i.status}`} data-testid="status">
+                {i.status}
+              </span>
+            </div>
+            <div className="instance-meta muted">
+              <span>{i.instanceId}</span>
+              <span>{i.sandbox ? 'sandbox' : 'WhatsApp'}</span>
+              {i.owner && <span>owner {i.owner}</span>}
+              <span>{i.premium ? 'premium' : `${String(i.quotaRemaining)} credits`}</span>
+            </div>
             {confirming === i.instanceId ? (
-              <span className="row" role="group" aria-label="confirm delete">
-                <span>Delete {i.instanceId} and all its data?</span>
+              <div className="row wrap confirm" role="group" aria-label="confirm delete">
+                <span>Delete {i.name ?? i.instanceId} and all its data?</span>
                 <button type="button" className="danger" onClick={() => void remove(i.instanceId)}>
                   Yes, delete
                 </button>
                 <button type="button" onClick={() => setConfirming(null)}>
                   Cancel
                 </button>
-              </span>
+              </div>
             ) : (
-              <button type="button" className="danger" onClick={() => setConfirming(i.instanceId)}>
+              <button type="button" className="danger" aria-label={`Delete ${i.name ?? i.instanceId}`} onClick={() => setConfirming(i.instanceId)}>
                 Delete
               </button>
             )}
           </li>
         ))}
       </ul>
-      {list.length === 0 && <p className="muted">No instances yet.</p>}
+      {loaded && list.length === 0 && <p className="muted">No instances yet.</p>}
+      {more && shown < MAX_SHOWN && (
+        <button type="button" onClick={() => setShown((n) => Math.min(MAX_SHOWN, n + PAGE))}>
+          Show more
+        </button>
+      )}
+      {more && shown >= MAX_SHOWN && <p className="muted">The first {MAX_SHOWN} instances are shown; use `gateway instance list` for the rest.</p>}
     </section>
   );
 }

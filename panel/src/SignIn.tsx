@@ -1,7 +1,14 @@
 import { useState, type FormEvent } from 'react';
-import { api, errorText, type Session } from './api';
+import { api, ApiError, errorText, type Session } from './api';
 
-export function SignIn({ onSignedIn }: { onSignedIn: (s: Session) => void }) {
+/** One message for every wrong credential: it never says whether an instance id exists. */
+function signInError(err: unknown): string {
+  if (err instanceof ApiError && err.status === 401) return 'Sign-in refused: invalid credentials. Check the server secret, or the instance id and its API key.';
+  if (err instanceof ApiError && err.status === 429) return 'Too many failed sign-ins from this address: wait a minute, then try again.';
+  return errorText(err);
+}
+
+export function SignIn({ onSignedIn, notice }: { onSignedIn: (s: Session) => void; notice?: string }) {
   const [mode, setMode] = useState<'admin' | 'instance'>('admin');
   const [secret, setSecret] = useState('');
   const [instanceId, setInstanceId] = useState('');
@@ -17,50 +24,63 @@ export function SignIn({ onSignedIn }: { onSignedIn: (s: Session) => void }) {
       const body = mode === 'admin' ? { secret } : { instanceId: instanceId.trim(), apiKey: apiKey.trim() };
       onSignedIn(await api<Session>('POST', '/panel/api/session', body));
     } catch (err) {
-      setError(errorText(err));
+      setError(signInError(err));
     } finally {
       setBusy(false);
     }
   };
 
   return (
-    <main className="page signin">
-      <h1>Sign in</h1>
-      <div className="tabs" role="tablist">
-        <button type="button" role="tab" aria-selected={mode === 'admin'} onClick={() => setMode('admin')}>
-          Server secret
-        </button>
-        <button type="button" role="tab" aria-selected={mode === 'instance'} onClick={() => setMode('instance')}>
-          Instance key
-        </button>
-      </div>
-      <form onSubmit={(e) => void submit(e)} className="card">
-        {mode === 'admin' ? (
-          <label>
-            Server secret
-            <input name="secret" type="password" autoComplete="current-password" value={secret} onChange={(e) => setSecret(e.target.value)} required />
-          </label>
-        ) : (
-          <>
-            <label>
-              Instance id
-              <input name="instanceId" value={instanceId} onChange={(e) => setInstanceId(e.target.value)} required />
-            </label>
-            <label>
-              API key
-              <input name="apiKey" type="password" autoComplete="current-password" value={apiKey} onChange={(e) => setApiKey(e.target.value)} required />
-            </label>
-          </>
-        )}
-        <button type="submit" disabled={busy}>
-          Sign in
-        </button>
-        {error && (
-          <p className="error" role="alert">
-            {error}
+    <>
+      <header className="top">
+        <span className="brand">Gateway panel</span>
+      </header>
+      <main className="page signin">
+        <h1>Sign in</h1>
+        {notice && (
+          <p className="card notice" role="status">
+            {notice}
           </p>
         )}
-      </form>
-    </main>
+        <form onSubmit={(e) => void submit(e)} className="card">
+          <fieldset className="choice">
+            <legend>Sign in with</legend>
+            <label className="inline">
+              <input type="radio" name="mode" value="admin" checked={mode === 'admin'} onChange={() => setMode('admin')} />
+              Server secret (every instance)
+            </label>
+            <label className="inline">
+              <input type="radio" name="mode" value="instance" checked={mode === 'instance'} onChange={() => setMode('instance')} />
+              Instance id and API key (that instance)
+            </label>
+          </fieldset>
+          {mode === 'admin' ? (
+            <label>
+              Server secret
+              <input name="secret" type="password" autoComplete="current-password" value={secret} onChange={(e) => setSecret(e.target.value)} required />
+            </label>
+          ) : (
+            <>
+              <label>
+                Instance id
+                <input name="instanceId" autoComplete="username" value={instanceId} onChange={(e) => setInstanceId(e.target.value)} placeholder="inst_…" required />
+              </label>
+              <label>
+                API key
+                <input name="apiKey" type="password" autoComplete="current-password" value={apiKey} onChange={(e) => setApiKey(e.target.value)} placeholder="gw_live_…" required />
+              </label>
+            </>
+          )}
+          <button type="submit" disabled={busy}>
+            Sign in
+          </button>
+          {error && (
+            <p className="error" role="alert">
+              {error}
+            </p>
+          )}
+        </form>
+      </main>
+    </>
   );
 }

@@ -1,111 +1,294 @@
-import { useCallback, useEffect, useState } from 'react';
-import { api, enc, errorText, type InstanceView } from './api';
+import { useCallback, useEffect, useState, type FormEvent } from 'react';
+import { api, enc, errorText, EVENT_TYPES, every, when, type InstanceView, type WebhookView } from './api';
 
 interface Delivery {
   id: string;
-  eventType?: string;
-  status: string;
-  attempts?: number;
-  lastError?: string | null;
+  type: string;
   createdAt: string;
+  status: 'pending' | 'delivered' | 'failed';
+  attempts: number;
+  lastError: string | null;
+  lastStatus: number | null;
+  nextAttemptAt: string | null;
+  deliveredAt: string | null;
+  finishedAt: string | null;
+  redeliveries: number;
+}
+type Counts = Record<Delivery['status'], number>;
+
+/** A signing secret in the Standard Webhooks form: whsec_ and 24 random bytes in base64. */
+function newSecret(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(24));
+  return `whsec_${btoa(String.fromCharCode(...bytes))}`;
 }
 
-export function Webhook({ id, admin }: { id: string; admin: boolean }) {
+/** Test events are played through the sandbox: a received message from this number. */
+const TEST_FROM = '+15550000000';
+
+export function Webhook({ id, admin, view }: { id: string; admin: boolean; view: InstanceView | null }) {
+  const [current, setCurrent] = useState<WebhookView | null | undefined>(undefined);
   const [url, setUrl] = useState('');
   const [secret, setSecret] = useState('');
-  const [events, setEvents] = useState('');
+  const [showSecret, setShowSecret] = useState(false);
+  const [removeSecret, setRemoveSecret] = useState(false);
+  const [all, setAll] = useState(true);
+  const [events, setEvents] = useState<string[]>([]);
   const [deliveries, setDeliveries] = useState<Delivery[]>([]);
+  const [counts, setCounts] = useState<Counts | null>(null);
+  const [filter, setFilter] = useState('');
   const [msg, setMsg] = useState('');
   const [error, setError] = useState('');
+  const [testMsg, setTestMsg] = useState('');
 
-  const load = useCallback(async () => {
-    try {
-      if (admin) {
-        const v = await api<InstanceView>('GET', `/api/instances/${enc(id)}`);
-        setUrl(v.webhook?.url ?? '');
-        setEvents(v.webhook?.events?.join(', ') ?? '');
+  // The form starts from the stored webhook when it can be read (the admin view).
+  const adopt = useCallback((w: WebhookView | null) => {
+    setCurrent(w);
+    setUrl(w?.url ?? '');
+    setAll(!w || w.events === 'all');
+    setEvents(w && w.events !== 'all' ? w.events : []);
+  }, []);
+  useEffect(() => {
+    if (view) adopt(view.webhook ?? null);
+  }, [view, adopt]);
+
+  const loadDeliveries = useCallback(
+    async (background = false) => {
+      try {
+        const r = await api<{ deliveries: Delivery[]; counts: Counts }>('GET', `/api/${enc(id)}/webhook/deliveries?limit=50${filter ? `&status=${filter}` : ''}`, undefined, { background });
+        setDeliveries(r.deliveries);
+        setCounts(r.counts);
+      } catch (err) {
+        if (!background) setError(errorText(err));
       }
-      setDeliveries((await api<{ deliveries: Delivery[] }>('GET', `/api/${enc(id)}/webhook/deliveries?limit=50`)).deliveries);
-    } catch (err) {
-      setError(errorText(err));
-    }
-  }, [id, admin]);
-  useEffect(() => void load(), [load]);
+    },
+    [id, filter],
+  );
+  useEffect(() => void loadDeliveries(), [loadDeliveries]);
+  // While something is on its way, the list follows it.
+  const pending = (counts?.pending ?? 0) > 0;
+  useEffect(() => (pending ? every(1_000, () => void loadDeliveries(true)) : undefined), [pending, loadDeliveries]);
 
-  const save = async (): Promise<void> => {
+  const save = async (e: FormEvent): Promise<void> => {
+    e.preventDefault();
     setError('');
     setMsg('');
+    if (!all && events.length === 0) {
+      setError('Pick at least one event, or "every event".');
+      return;
+    }
     try {
-      const list = events.split(',').map((s) => s.trim()).filter(Boolean);
-      await api('PUT', `/api/${enc(id)}/webhook`, { url, ...(secret ? { secret } : {}), events: list.length ? list : null });
+      const body = { url: url.trim(), ...(removeSecret ? { secret: null } : secret ? { secret } : {}), events: all ? null : events };
+      const r = await api<{ webhook: WebhookView }>('PUT', `/api/${enc(id)}/webhook`, body);
+      adopt(r.webhook);
       setSecret('');
-      setMsg('Saved');
+      setShowSecret(false);
+      setRemoveSecret(false);
+      setMsg('Saved.');
     } catch (err) {
       setError(errorText(err));
     }
   };
 
+  const remove = async (): Promise<void> => {
+    setError('');
+    setMsg('');
+    try {
+      await api('DELETE', `/api/${enc(id)}/webhook`);
+      adopt(null);
+      setMsg('Removed: no more events are sent.');
+    } catch (err) {
+      setError(errorText(err));
+    }
+  };
+
+  const redeliver = async (d: Delivery): Promise<void> => {
+    setError('');
+    try {
+      await api('POST', `/api/${enc(id)}/webhook/deliveries/${enc(d.id)}/redeliver`);
+      await loadDeliveries();
+    } catch (err) {
+      setError(errorText(err));
+    }
+  };
+
+  const sendTest = async (): Promise<void> => {
+    setError('');
+    setTestMsg('');
+    try {
+      await api('POST', `/api/${enc(id)}/sandbox/inbound`, { from: TEST_FROM, name: 'Panel test', message: 'Test event from the gateway panel' });
+      setTestMsg(`Sent: a message.received event from ${TEST_FROM}. Its delivery appears below.`);
+      await loadDeliveries();
+    } catch (err) {
+      setError(errorText(err));
+    }
+  };
+
+  const toggle = (t: string, on: boolean): void => setEvents((es) => (on ? [...es.filter((x) => x !== t), t] : es.filter((x) => x !== t)));
+  const sandbox = view ? view.sandbox : null;
+
   return (
-    <div className="grid">
-      <form className="card" onSubmit={(e) => (e.preventDefault(), void save())}>
+    <div className="grid webhook">
+      <form className="card" onSubmit={(e) => void save(e)} aria-label="webhook settings">
         <h2>Webhook</h2>
+        {current === undefined && !admin && (
+          <p className="muted">An instance key cannot read the stored settings back; saving here replaces them.</p>
+        )}
+        {current === null && <p className="muted">No webhook: events are not sent anywhere.</p>}
+        {current && (
+          <p className="muted" data-testid="webhook-current">
+            Sending {current.events === 'all' ? 'every event' : current.events.join(', ')} to {current.url}, {current.signed ? 'signed' : 'not signed'}.
+          </p>
+        )}
         <label>
           URL
-          <input type="url" value={url} onChange={(e) => setUrl(e.target.value)} required />
+          <input name="url" type="url" value={url} onChange={(e) => setUrl(e.target.value)} placeholder="https://example.com/hook" required />
         </label>
         <label>
-          Signing secret (leave empty to keep)
-          <input type="password" value={secret} onChange={(e) => setSecret(e.target.value)} placeholder="whsec_…" />
+          Signing secret {current?.signed ? '(empty: keep the current one)' : '(empty: not signed)'}
+          <span className="row">
+            <input
+              className="grow"
+              name="secret"
+              type={showSecret ? 'text' : 'password'}
+              autoComplete="off"
+              value={secret}
+              onChange={(e) => setSecret(e.target.value)}
+              placeholder="whsec_…"
+              disabled={removeSecret}
+            />
+            <button
+              type="button"
+              onClick={() => {
+                setSecret(newSecret());
+                setShowSecret(true);
+                setRemoveSecret(false);
+              }}
+            >
+              Generate
+            </button>
+          </span>
         </label>
-        <label>
-          Events (comma-separated; empty = all)
-          <input value={events} onChange={(e) => setEvents(e.target.value)} />
-        </label>
-        <div className="row">
-          <button type="submit">Save</button>
-          <button type="button" className="danger" onClick={() => void api('DELETE', `/api/${enc(id)}/webhook`).then(() => setMsg('Removed'), (err: unknown) => setError(errorText(err)))}>
-            Remove
-          </button>
+        {showSecret && secret && <p className="muted">Copy this secret into the receiver before saving: it is not shown again.</p>}
+        {current?.signed && (
+          <label className="inline">
+            <input type="checkbox" checked={removeSecret} onChange={(e) => setRemoveSecret(e.target.checked)} />
+            Remove the secret (stop signing)
+          </label>
+        )}
+        <fieldset className="events">
+          <legend>Events</legend>
+          <label className="inline">
+            <input type="checkbox" checked={all} onChange={(e) => setAll(e.target.checked)} />
+            Every event
+          </label>
+          {!all &&
+            EVENT_TYPES.map((t) => (
+              <label className="inline" key={t}>
+                <input type="checkbox" name="event" value={t} checked={events.includes(t)} onChange={(e) => toggle(t, e.target.checked)} />
+                <code>{t}</code>
+              </label>
+            ))}
+        </fieldset>
+        <div className="row wrap">
+          <button type="submit">Save webhook</button>
+          {current !== null && (
+            <button type="button" className="danger" onClick={() => void remove()}>
+              Remove webhook
+            </button>
+          )}
         </div>
-        {msg && <p className="ok">{msg}</p>}
+        {msg && (
+          <p className="ok" role="status">
+            {msg}
+          </p>
+        )}
         {error && (
           <p className="error" role="alert">
             {error}
           </p>
         )}
       </form>
-      <div className="card">
+      <div className="card deliveries">
         <h2>Deliveries</h2>
-        <button type="button" onClick={() => void load()}>
-          Refresh
-        </button>
-        <table>
-          <thead>
-            <tr>
-              <th>When</th>
-              <th>Event</th>
-              <th>Status</th>
-              <th>Tries</th>
-              <th />
-            </tr>
-          </thead>
-          <tbody>
-            {deliveries.map((d) => (
-              <tr key={d.id}>
-                <td>{d.createdAt}</td>
-                <td>{d.eventType ?? ''}</td>
-                <td title={d.lastError ?? ''}>{d.status}</td>
-                <td>{d.attempts ?? ''}</td>
-                <td>
-                  <button type="button" onClick={() => void api('POST', `/api/${enc(id)}/webhook/deliveries/${enc(d.id)}/redeliver`).then(load, (err: unknown) => setError(errorText(err)))}>
-                    Redeliver
-                  </button>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-        {deliveries.length === 0 && <p className="muted">No deliveries.</p>}
+        <div className="row wrap">
+          <label>
+            Show
+            <select name="status" value={filter} onChange={(e) => setFilter(e.target.value)}>
+              <option value="">all</option>
+              <option value="pending">pending</option>
+              <option value="delivered">delivered</option>
+              <option value="failed">failed</option>
+            </select>
+          </label>
+          <button type="button" onClick={() => void loadDeliveries()}>
+            Refresh
+          </button>
+          <button type="button" onClick={() => void sendTest()} disabled={sandbox === false} aria-describedby="test-event-note">
+            Send test event
+          </button>
+        </div>
+        <p className="muted" id="test-event-note">
+          {sandbox === false
+            ? 'Test events can be played on sandbox instances only: the API has no route yet to send one through a WhatsApp instance.'
+            : `The test event is a message from ${TEST_FROM} played through the sandbox: it reaches the webhook (and the chatbot) like any received message.`}
+        </p>
+        {testMsg && (
+          <p className="ok" role="status">
+            {testMsg}
+          </p>
+        )}
+        {counts && (
+          <p className="muted" data-testid="delivery-counts">
+            {counts.pending} pending · {counts.delivered} delivered · {counts.failed} failed
+          </p>
+        )}
+        {deliveries.length > 0 && (
+          <div className="table-scroll">
+            <table aria-label="deliveries">
+              <thead>
+                <tr>
+                  <th scope="col">Created</th>
+                  <th scope="col">Event</th>
+                  <th scope="col">Status</th>
+                  <th scope="col">Attempts</th>
+                  <th scope="col">Last error</th>
+                  <th scope="col">
+                    <span className="sr-only">Action</span>
+                  </th>
+                </tr>
+              </thead>
+              <tbody>
+                {deliveries.map((d) => (
+                  <tr key={d.id} data-delivery={d.id}>
+                    <td title={d.createdAt}>{when(d.createdAt)}</td>
+                    <td>
+                      <code>{d.type}</code>
+                    </td>
+                    <td>
+                      <span className={`status d-${d.status}`} data-testid="delivery-status">
+                        {d.status}
+                      </span>
+                      {d.status === 'pending' && d.nextAttemptAt && <div className="muted">next {when(d.nextAttemptAt)}</div>}
+                    </td>
+                    <td data-testid="delivery-attempts">
+                      {d.attempts}
+                      {d.redeliveries > 0 && <span className="muted"> ({d.redeliveries} redelivered)</span>}
+                    </td>
+                    <td className="last-error" data-testid="delivery-error">
+                      {d.lastError ?? (d.lastStatus !== null ? `HTTP ${d.lastStatus}` : '')}
+                    </td>
+                    <td>
+                      <button type="button" disabled={d.status === 'pending'} onClick={() => void redeliver(d)} aria-label={`Redeliver ${d.type} ${d.id}`}>
+                        Redeliver
+                      </button>
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+        {counts && deliveries.length === 0 && <p className="muted">No deliveries{filter ? ` ${filter}` : ''}.</p>}
       </div>
     </div>
   );
