@@ -30,6 +30,8 @@ export interface DelivererOptions {
   userAgent: string;
   /** How long stop() lets attempts in flight finish before aborting them. */
   stopGraceMs: number;
+  /** See OutboxOptions.compactMinBytes. */
+  compactMinBytes?: number;
 }
 
 /** Where a delivery goes, for logs: scheme, host and port only (a path or query may carry a token). */
@@ -67,6 +69,7 @@ export class WebhookDeliverer implements EventConsumer {
       clock: options.clock,
       logger: options.logger,
       instanceExists: (id) => options.instances.get(id) !== undefined,
+      ...(options.compactMinBytes !== undefined ? { compactMinBytes: options.compactMinBytes } : {}),
     });
   }
 
@@ -114,6 +117,7 @@ export class WebhookDeliverer implements EventConsumer {
       await Promise.allSettled([...this.running]);
     }
     await Promise.allSettled([...this.writes]);
+    await this.outbox.close();
     this.agents.http.destroy();
     this.agents.https.destroy();
   }
@@ -167,12 +171,12 @@ export class WebhookDeliverer implements EventConsumer {
     const { logger, settings, clock } = this.options;
     const instance = this.options.instances.get(q.instanceId);
     if (!instance) {
-      this.outbox.forget(q.instanceId);
+      void this.outbox.forget(q.instanceId);
       return;
     }
     const record = await this.outbox.read(q.instanceId, d.id);
     if (record?.status !== 'pending') {
-      // Its file is gone (instance deleted) or no longer pending: nothing to send.
+      // Gone (instance deleted) or no longer pending: nothing to send.
       q.remove(d);
       return;
     }

@@ -1,43 +1,81 @@
 import { randomBytes } from 'node:crypto';
-import { WEBHOOK_EVENTS, type WebhookEventType } from '../domain/types.js';
+import Type, { type Static } from 'typebox';
+import type { WebhookEventType } from '../domain/types.js';
 import type { GatewayEvent } from '../events/types.js';
-import { isRecord } from '../domain/guards.js';
+import { matches } from '../schemas/check.js';
+import { closed } from '../schemas/common.js';
+import { EventTypeSchema } from '../schemas/instance.js';
+import { DeliveryStatusSchema } from '../schemas/webhook.js';
 
-export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
+export type DeliveryStatus = Static<typeof DeliveryStatusSchema>;
+
+/** Delivery ids are the `webhook-id` header and once were file names: checked before use. */
+export const DELIVERY_ID_PATTERN = /^msg_[0-9a-z]{8,40}$/;
+
+const NullableString = Type.Union([Type.String(), Type.Null()]);
 
 /**
- * One delivery as stored in `DATA_DIR/outbox/<instanceId>/<id>.json`: the event (the exact body
- * every attempt sends) plus its delivery state. One small file per delivery keeps the cost of a
- * write independent of how many deliveries or instances exist.
+ * What changes about a delivery after it is stored: its place in the queue and the outcome of its
+ * attempts. A `s` line of the outbox journal carries these (and the id).
  */
-export interface DeliveryRecord {
-  v: 1;
-  /** The `webhook-id` header: stable across retries and redeliveries. */
-  id: string;
-  instanceId: string;
-  type: WebhookEventType;
-  /** Ordering lane: deliveries of one lane go out in `seq` order, a retried head blocks its lane. */
-  lane: string;
+const DeliveryStateFields = {
   /** Queue position within the instance, increasing; a redelivery gets a new one (goes to the back). */
-  seq: number;
-  createdAt: string;
-  status: DeliveryStatus;
+  seq: Type.Integer({ minimum: 0 }),
+  status: DeliveryStatusSchema,
   /** Attempts since it was (re)queued. */
-  attempts: number;
-  lastAttemptAt: string | null;
-  lastError: string | null;
+  attempts: Type.Integer({ minimum: 0 }),
+  lastAttemptAt: NullableString,
+  lastError: NullableString,
   /** HTTP status of the last attempt that got an answer. */
-  lastStatus: number | null;
-  nextAttemptAt: string | null;
-  deliveredAt: string | null;
+  lastStatus: Type.Union([Type.Integer(), Type.Null()]),
+  nextAttemptAt: NullableString,
+  deliveredAt: NullableString,
   /** When it became delivered or failed; history is pruned oldest-finished first. */
-  finishedAt: string | null;
-  redeliveries: number;
-  event: GatewayEvent;
-}
+  finishedAt: NullableString,
+  redeliveries: Type.Integer({ minimum: 0 }),
+};
 
-/** Delivery ids double as file names, so they are checked before they touch a path. */
-export const DELIVERY_ID_PATTERN = /^msg_[0-9a-z]{8,40}$/;
+/**
+ * The event as stored: the exact body every attempt sends. Checked loosely (its data was checked
+ * when the event happened, and older versions may have stored fields since renamed).
+ */
+const StoredEventSchema = Type.Object({
+  type: EventTypeSchema,
+  instanceId: Type.String(),
+  timestamp: Type.String(),
+  data: Type.Record(Type.String(), Type.Unknown()),
+});
+
+/**
+ * One delivery: the event plus its delivery state. Stored as a `d` line of
+ * `DATA_DIR/outbox/<instanceId>/outbox.jsonl` (and, before the journal, as one file
+ * `<id>.json` per delivery, which the next start migrates). Unknown fields are allowed, so a
+ * record written by a newer version still loads.
+ */
+export const DeliveryRecordSchema = Type.Object({
+  v: Type.Literal(1),
+  /** The `webhook-id` header: stable across retries and redeliveries. */
+  id: Type.String({ pattern: DELIVERY_ID_PATTERN.source }),
+  instanceId: Type.String(),
+  type: EventTypeSchema,
+  /** Ordering lane: deliveries of one lane go out in `seq` order, a retried head blocks its lane. */
+  lane: Type.String(),
+  createdAt: Type.String(),
+  ...DeliveryStateFields,
+  event: StoredEventSchema,
+});
+
+export type DeliveryRecord = Omit<Static<typeof DeliveryRecordSchema>, 'type' | 'event'> & {
+  type: WebhookEventType;
+  event: GatewayEvent;
+};
+
+/** A delivery without its event: what memory keeps of every delivery, and what a `s` line changes. */
+export type DeliveryState = Omit<DeliveryRecord, 'event'>;
+
+/** A `s` line: the new state of a delivery already in the journal. */
+export const DeliveryPatchSchema = closed({ id: Type.String({ pattern: DELIVERY_ID_PATTERN.source }), ...DeliveryStateFields });
+export type DeliveryPatch = Static<typeof DeliveryPatchSchema>;
 
 export function isDeliveryId(value: string): boolean {
   return DELIVERY_ID_PATTERN.test(value);
@@ -82,45 +120,49 @@ export function newDeliveryRecord(event: GatewayEvent, id: string, seq: number, 
   };
 }
 
-
-const nullableString = (v: unknown): boolean => v === null || typeof v === 'string';
-
-/** Shape check for a parsed delivery file; a foreign or hand-edited file is skipped, not trusted. */
+/** Shape check for a stored delivery; a foreign or hand-edited one is skipped, not trusted. */
 export function isDeliveryRecord(v: unknown): v is DeliveryRecord {
-  if (!isRecord(v)) return false;
-  return (
-    v.v === 1 &&
-    typeof v.id === 'string' &&
-    isDeliveryId(v.id) &&
-    typeof v.instanceId === 'string' &&
-    (WEBHOOK_EVENTS as readonly unknown[]).includes(v.type) &&
-    typeof v.lane === 'string' &&
-    typeof v.seq === 'number' &&
-    typeof v.createdAt === 'string' &&
-    (v.status === 'pending' || v.status === 'delivered' || v.status === 'failed') &&
-    typeof v.attempts === 'number' &&
-    nullableString(v.lastAttemptAt) &&
-    nullableString(v.lastError) &&
-    (v.lastStatus === null || typeof v.lastStatus === 'number') &&
-    nullableString(v.nextAttemptAt) &&
-    nullableString(v.deliveredAt) &&
-    nullableString(v.finishedAt) &&
-    typeof v.redeliveries === 'number' &&
-    isRecord(v.event) &&
-    v.event.type === v.type &&
-    v.event.instanceId === v.instanceId &&
-    typeof v.event.timestamp === 'string' &&
-    isRecord(v.event.data)
-  );
+  return matches(DeliveryRecordSchema, v) && v.event.type === v.type && v.event.instanceId === v.instanceId;
+}
+
+/** The state fields of a delivery (what a `s` line stores). */
+export function patchOf(s: DeliveryState): DeliveryPatch {
+  return {
+    id: s.id,
+    seq: s.seq,
+    status: s.status,
+    attempts: s.attempts,
+    lastAttemptAt: s.lastAttemptAt,
+    lastError: s.lastError,
+    lastStatus: s.lastStatus,
+    nextAttemptAt: s.nextAttemptAt,
+    deliveredAt: s.deliveredAt,
+    finishedAt: s.finishedAt,
+    redeliveries: s.redeliveries,
+  };
+}
+
+/** Applies a `s` line (or any newer state) to a delivery. */
+export function applyPatch(s: DeliveryState, p: DeliveryPatch): void {
+  s.seq = p.seq;
+  s.status = p.status;
+  s.attempts = p.attempts;
+  s.lastAttemptAt = p.lastAttemptAt;
+  s.lastError = p.lastError;
+  s.lastStatus = p.lastStatus;
+  s.nextAttemptAt = p.nextAttemptAt;
+  s.deliveredAt = p.deliveredAt;
+  s.finishedAt = p.finishedAt;
+  s.redeliveries = p.redeliveries;
 }
 
 /** The public view (`webhook deliveries --json`): the state without the event body. */
 export type DeliverySummary = Pick<
-  DeliveryRecord,
+  DeliveryState,
   'id' | 'createdAt' | 'status' | 'attempts' | 'lastError' | 'lastStatus' | 'nextAttemptAt' | 'deliveredAt' | 'finishedAt' | 'redeliveries'
 > & { type: WebhookEventType };
 
-export function summarise(r: DeliveryRecord): DeliverySummary {
+export function summarise(r: DeliveryState): DeliverySummary {
   return {
     id: r.id,
     type: r.type,

@@ -13,6 +13,8 @@ export interface WebhookSeams {
   userAgent?: string;
   /** How long shutdown waits for attempts in flight before aborting them (they stay pending). */
   stopGraceMs?: number;
+  /** Size past which an outbox journal may be compacted (default 1 MiB). */
+  compactMinBytes?: number;
 }
 
 export const DEFAULT_USER_AGENT = 'wa-gateway-webhooks/0.1 (+https://www.standardwebhooks.com)';
@@ -35,6 +37,7 @@ export async function webhooksFeature(core: Core, seams: WebhookSeams = {}): Pro
     metrics: core.metrics,
     userAgent: seams.userAgent ?? DEFAULT_USER_AGENT,
     stopGraceMs: seams.stopGraceMs ?? 2_000,
+    ...(seams.compactMinBytes !== undefined ? { compactMinBytes: seams.compactMinBytes } : {}),
   });
   await deliverer.outbox.load();
   return {

@@ -4,22 +4,40 @@ import type { Logger } from 'pino';
 import type { Clock } from '../domain/clock.js';
 import { errorMessage } from '../domain/errors.js';
 import type { GatewayEvent } from '../events/types.js';
-import { ensureDir } from '../store/atomic-write.js';
+import { ensureDir, syncDir } from '../store/atomic-write.js';
+import type { JournalLine } from '../store/journal.js';
 import { isInstanceId } from '../store/paths.js';
-import { isDeliveryId, newDeliveryId, newDeliveryRecord, type DeliveryRecord } from './delivery-record.js';
+import {
+  applyPatch,
+  isDeliveryId,
+  newDeliveryId,
+  newDeliveryRecord,
+  patchOf,
+  type DeliveryPatch,
+  type DeliveryRecord,
+  type DeliveryState,
+} from './delivery-record.js';
 import { InstanceQueue, type PendingDelivery } from './instance-queue.js';
-import { createDelivery, outboxPaths, readDelivery, readInstanceDeliveries, writeDelivery, type OutboxPaths } from './outbox-files.js';
+import { fullLine, outboxPaths, parseLine, patchLine, pruneLine, readLegacyDeliveries, type OutboxPaths } from './outbox-files.js';
+import { OutboxLog, type Loc, type LogOwner } from './outbox-log.js';
 
 export interface OutboxOptions {
   dataDir: string;
   /** Past this many pending deliveries per instance the oldest are marked failed. */
   maxPendingPerInstance: number;
-  /** Finished deliveries kept on disk per instance. */
+  /** Finished deliveries kept per instance. */
   historyPerInstance: number;
   clock: Clock;
   logger: Logger;
   instanceExists: (id: string) => boolean;
+  /**
+   * A journal is compacted once it is larger than this and more than twice what it describes.
+   * Default 1 MiB; tests lower it.
+   */
+  compactMinBytes?: number;
 }
+
+export const DEFAULT_COMPACT_MIN_BYTES = 1_048_576;
 
 function parseTime(iso: string | null, fallback: number): number {
   if (iso === null) return fallback;
@@ -31,9 +49,10 @@ function parseTime(iso: string | null, fallback: number): number {
 const LEFTOVER_AGE_MS = 60_000;
 
 /**
- * Removes what a process killed mid-write leaves behind: temp files of atomic writes, lock
- * directories, and the torn new deliveries `load()` found unreadable (created in place; a torn one
- * was never acknowledged). Only old ones, since the CLI may be writing right now.
+ * Removes what a process killed mid-write leaves behind: temp files of atomic writes (a journal
+ * compaction's), lock directories of older versions, and the torn one-file deliveries of the old
+ * layout that `load()` found unreadable (created in place; a torn one was never acknowledged). Only
+ * old ones, as before the journal, when the CLI could be writing right now.
  */
 async function removeLeftovers(dir: string, now: number, tornIds: string[]): Promise<void> {
   const names = await readdir(dir).catch(() => [] as string[]);
@@ -47,200 +66,436 @@ async function removeLeftovers(dir: string, now: number, tornIds: string[]): Pro
   }
 }
 
+/** What memory keeps of a delivery: its state, and where its full line (with the event) is. */
+interface Entry extends DeliveryState {
+  /** Its latest `d` line in the journal; null while that line waits for a compaction to end. */
+  at: Loc | null;
+}
+
+function entryOf(record: DeliveryRecord, at: Loc | null): Entry {
+  const { event: _event, ...state } = record;
+  return { ...state, at };
+}
+
+function stateOf(e: Entry): DeliveryState {
+  const { at: _at, ...state } = e;
+  return state;
+}
+
+/** Parses a `d` line, or null when the text is not the full line of delivery `id`. */
+function fullRecordOf(text: string, id: string): DeliveryRecord | null {
+  const line = parseLine(text);
+  return line && 'd' in line && line.d.id === id ? line.d : null;
+}
+
+/** One instance: its journal, its deliveries (pending and history) and its queue. */
+class InstanceOutbox implements LogOwner {
+  readonly queue: InstanceQueue;
+  /** Every delivery in the journal: pending ones and the (bounded) history. */
+  readonly entries = new Map<string, Entry>();
+  log: OutboxLog | null = null;
+  opening: Promise<OutboxLog> | null = null;
+  /** Bytes of the full lines of `entries`: what a compaction would leave. */
+  liveBytes = 0;
+
+  constructor(readonly instanceId: string) {
+    this.queue = new InstanceQueue(instanceId);
+  }
+
+  place(e: Entry, at: Loc): void {
+    if (this.entries.get(e.id) !== e) return;
+    this.liveBytes += at.length - (e.at?.length ?? 0);
+    e.at = at;
+  }
+
+  drop(id: string): void {
+    const e = this.entries.get(id);
+    if (!e) return;
+    this.entries.delete(id);
+    this.liveBytes -= e.at?.length ?? 0;
+  }
+
+  /** Replays journal lines into `entries` (at load). */
+  replay(lines: readonly JournalLine[]): number {
+    let skipped = 0;
+    for (const { offset, text } of lines) {
+      const line = parseLine(text);
+      if (!line) {
+        skipped += 1;
+        continue;
+      }
+      if ('d' in line) {
+        if (line.d.instanceId !== this.instanceId) continue;
+        this.drop(line.d.id);
+        const e = entryOf(line.d, null);
+        this.entries.set(e.id, e);
+        this.place(e, { offset, length: Buffer.byteLength(text, 'utf8') });
+      } else if ('s' in line) {
+        const e = this.entries.get(line.s.id);
+        if (e) applyPatch(e, line.s);
+      } else {
+        for (const id of line.x) this.drop(id);
+      }
+    }
+    return skipped;
+  }
+
+  relocate(lines: readonly JournalLine[]): void {
+    for (const { offset, text } of lines) {
+      if (!text.startsWith('{"d":')) continue;
+      const line = parseLine(text);
+      if (!line || !('d' in line)) continue;
+      const e = this.entries.get(line.d.id);
+      if (e) this.place(e, { offset, length: Buffer.byteLength(text, 'utf8') });
+    }
+  }
+
+  snapshot(data: Buffer): { lines: string[]; placed(locs: Loc[]): void } {
+    const kept: Entry[] = [];
+    const lines: string[] = [];
+    for (const e of this.entries.values()) {
+      // A delivery whose line is held behind this compaction is written after it.
+      if (!e.at) continue;
+      const record = JSON.parse(data.subarray(e.at.offset, e.at.offset + e.at.length).toString('utf8')) as { d?: DeliveryRecord };
+      if (record.d?.id !== e.id) throw new Error(`outbox journal of ${this.instanceId}: the line of ${e.id} is not where it should be`);
+      kept.push(e);
+      lines.push(fullLine({ ...record.d, ...patchOf(e) }));
+    }
+    return {
+      lines,
+      placed: (locs) => {
+        kept.forEach((e, i) => (e.at = locs[i]!));
+        let live = 0;
+        for (const e of this.entries.values()) live += e.at?.length ?? 0;
+        this.liveBytes = live;
+      },
+    };
+  }
+}
+
 /**
- * The durable outbox: one file per delivery under `outbox/<instanceId>/`, an in-memory queue of
- * their states per instance, and the bounds (pending and history) that keep both finite.
+ * The durable outbox: per instance, one journal (`outbox/<instanceId>/outbox.jsonl`, group
+ * commit: one fdatasync for every delivery stored in the same tick), the state of its deliveries
+ * in memory (the event bodies stay on disk, bar a bounded cache of the newest), and the bounds
+ * (pending and history) that keep both finite.
  */
 export class Outbox {
   readonly paths: OutboxPaths;
-  private readonly queues = new Map<string, InstanceQueue>();
-  private readonly dirsReady = new Set<string>();
+  private readonly instances = new Map<string, InstanceOutbox>();
   /**
-   * Records of recently stored pending deliveries, so the first attempt needs no file read. Bounded;
-   * the file stays the truth (a CLI redelivery rewrites it and is re-read through adopt()).
+   * Events of recently stored deliveries, so the first attempt reads nothing. Bounded in count
+   * and bytes; the journal stays the truth.
    */
-  private readonly fresh = new Map<string, DeliveryRecord>();
+  private readonly fresh = new Map<string, { event: GatewayEvent; bytes: number }>();
+  private freshBytes = 0;
   private static readonly FRESH_LIMIT = 2_000;
+  private static readonly FRESH_BYTES = 8 * 1_048_576;
+  private readonly compactMinBytes: number;
+  private closed = false;
 
   constructor(private readonly options: OutboxOptions) {
     this.paths = outboxPaths(options.dataDir);
+    this.compactMinBytes = options.compactMinBytes ?? DEFAULT_COMPACT_MIN_BYTES;
   }
 
-  private queueFor(instanceId: string): InstanceQueue {
-    let q = this.queues.get(instanceId);
-    if (!q) {
-      q = new InstanceQueue(instanceId);
-      this.queues.set(instanceId, q);
+  private instanceFor(instanceId: string): InstanceOutbox {
+    let io = this.instances.get(instanceId);
+    if (!io) {
+      io = new InstanceOutbox(instanceId);
+      this.instances.set(instanceId, io);
     }
-    return q;
+    return io;
   }
 
   get(instanceId: string): InstanceQueue | undefined {
-    return this.queues.get(instanceId);
+    return this.instances.get(instanceId)?.queue;
   }
 
-  all(): IterableIterator<InstanceQueue> {
-    return this.queues.values();
+  *all(): IterableIterator<InstanceQueue> {
+    for (const io of this.instances.values()) yield io.queue;
   }
 
   pendingCount(): number {
     let n = 0;
-    for (const q of this.queues.values()) n += q.pending.size;
+    for (const io of this.instances.values()) n += io.queue.pending.size;
     return n;
   }
 
-  /** Loads every known instance's pending deliveries (to resume) and history (to bound it). */
+  /**
+   * Loads every known instance's outbox: replays its journal (a torn tail is cut), moves delivery
+   * files of the old layout into it, and queues what is pending to resume.
+   */
   async load(): Promise<void> {
     await ensureDir(this.paths.root);
     // Nudges of the CLI before it went through the daemon: their deliveries load as pending anyway.
     await rm(this.paths.requestsDir, { recursive: true, force: true });
-    const now = this.options.clock.now();
     for (const name of await readdir(this.paths.root)) {
       if (!isInstanceId(name)) continue;
       if (!this.options.instanceExists(name)) {
         this.options.logger.warn({ instanceId: name }, 'outbox of an unknown instance left alone');
         continue;
       }
-      this.dirsReady.add(name);
-      const q = this.queueFor(name);
-      const torn: string[] = [];
-      const records = await readInstanceDeliveries(this.paths, name, torn);
-      // File times are wall-clock times, whatever clock schedules deliveries.
-      await removeLeftovers(this.paths.instanceDir(name), Date.now(), torn);
-      for (const r of records) {
-        q.lastSeq = Math.max(q.lastSeq, r.seq);
-        if (r.status === 'pending') q.add(this.pendingOf(r, now));
-        else q.addFinished(r.id, parseTime(r.finishedAt ?? r.createdAt, 0));
-      }
-      q.sortHistory();
-      await this.pruneHistory(q);
-      await this.enforceBound(q);
-      if (q.pending.size > 0) this.options.logger.info({ instanceId: name, pending: q.pending.size }, 'resuming webhook deliveries');
+      await this.loadInstance(name);
     }
   }
 
-  private pendingOf(r: DeliveryRecord, now: number): PendingDelivery {
-    return { id: r.id, lane: r.lane, seq: r.seq, nextAttemptAt: parseTime(r.nextAttemptAt, now), durable: true, inFlight: false, abort: null };
+  private async loadInstance(instanceId: string): Promise<void> {
+    const { logger } = this.options;
+    const now = this.options.clock.now();
+    const io = this.instanceFor(instanceId);
+    const legacy = await readLegacyDeliveries(this.paths, instanceId);
+    const { log, lines } = await OutboxLog.open(this.paths.journal(instanceId), io);
+    io.log = log;
+    const skipped = io.replay(lines);
+    if (skipped > 0) logger.warn({ instanceId, lines: skipped }, 'outbox journal lines that are not deliveries were skipped');
+
+    // Migration from one file per delivery: into the journal (durably), only then delete the files.
+    const moving = legacy.records.filter((r) => !io.entries.has(r.id));
+    await Promise.all(
+      moving.map((r) => {
+        const e = entryOf(r, null);
+        io.entries.set(e.id, e);
+        return log.append(fullLine(r), true, (at) => io.place(e, at));
+      }),
+    );
+    for (const r of legacy.records) await rm(this.paths.file(instanceId, r.id), { force: true });
+    if (moving.length > 0) logger.info({ instanceId, deliveries: moving.length }, 'webhook deliveries moved from one file each into the outbox journal');
+    // File times are wall-clock times, whatever clock schedules deliveries.
+    await removeLeftovers(this.paths.instanceDir(instanceId), Date.now(), legacy.unreadable);
+
+    const q = io.queue;
+    for (const e of [...io.entries.values()].sort((a, b) => a.seq - b.seq || a.createdAt.localeCompare(b.createdAt))) {
+      q.lastSeq = Math.max(q.lastSeq, e.seq);
+      if (e.status === 'pending') q.add(this.pendingOf(e, now));
+      else q.addFinished(e.id, parseTime(e.finishedAt ?? e.createdAt, 0));
+    }
+    q.sortHistory();
+    this.pruneHistory(io);
+    this.enforceBound(io);
+    if (this.compactDue(io)) await log.compact().catch((err: unknown) => logger.warn({ instanceId, error: errorMessage(err) }, 'outbox journal compaction failed'));
+    if (q.pending.size > 0) {
+      logger.info({ instanceId, pending: q.pending.size }, 'resuming webhook deliveries');
+    } else {
+      // Nothing to send: no file handle held for it until its next event.
+      io.log = null;
+      await log.close();
+    }
+  }
+
+  private pendingOf(e: DeliveryState, now: number): PendingDelivery {
+    return { id: e.id, lane: e.lane, seq: e.seq, nextAttemptAt: parseTime(e.nextAttemptAt, now), durable: true, inFlight: false, abort: null };
+  }
+
+  /** The instance's journal, opened (and its folder created) on first use. */
+  private openLog(io: InstanceOutbox): Promise<OutboxLog> {
+    if (io.log) return Promise.resolve(io.log);
+    io.opening ??= (async () => {
+      if (this.instances.get(io.instanceId) !== io) throw new Error(`instance ${io.instanceId} was removed`);
+      const dir = this.paths.instanceDir(io.instanceId);
+      await ensureDir(dir);
+      const { log, lines } = await OutboxLog.open(this.paths.journal(io.instanceId), io);
+      io.relocate(lines);
+      // A new journal: its name must survive a crash as much as its first line.
+      if (log.size === 0) await Promise.all([syncDir(dir), syncDir(this.paths.root)]);
+      if (this.instances.get(io.instanceId) !== io) {
+        await log.close();
+        throw new Error(`instance ${io.instanceId} was removed`);
+      }
+      io.log = log;
+      return log;
+    })().finally(() => {
+      io.opening = null;
+    });
+    return io.opening;
+  }
+
+  /** Writes a journal line of `io`; durable lines resolve once on disk, lazy ones once queued. */
+  private write(io: InstanceOutbox, text: string, durable: boolean, placed?: (at: Loc) => void): Promise<void> {
+    if (this.closed) return Promise.reject(new Error('the webhook outbox is closed'));
+    if (io.log && !io.opening) return io.log.append(text, durable, placed);
+    return this.openLog(io).then((log) => log.append(text, durable, placed));
+  }
+
+  /** A line whose loss in a crash costs at most one more attempt: nobody waits for it. */
+  private writeLazy(io: InstanceOutbox, text: string): void {
+    this.write(io, text, false).catch((err: unknown) => {
+      this.options.logger.warn({ instanceId: io.instanceId, error: errorMessage(err) }, 'could not record a webhook delivery change');
+    });
+  }
+
+  private remember(id: string, event: GatewayEvent, bytes: number): void {
+    this.fresh.set(id, { event, bytes });
+    this.freshBytes += bytes;
+    while (this.fresh.size > Outbox.FRESH_LIMIT || this.freshBytes > Outbox.FRESH_BYTES) {
+      const [oldest, v] = this.fresh.entries().next().value as [string, { bytes: number }];
+      this.fresh.delete(oldest);
+      this.freshBytes -= v.bytes;
+    }
+  }
+
+  private forgetFresh(id: string): void {
+    const v = this.fresh.get(id);
+    if (!v) return;
+    this.fresh.delete(id);
+    this.freshBytes -= v.bytes;
   }
 
   /**
-   * Stores a new delivery; resolves once it is on disk (fsynced), so an event acknowledged
-   * upstream after this is never lost. It joins its lane at once (not yet attemptable) so two
-   * events of one chat keep their order even if their writes finish out of order.
+   * Stores a new delivery; resolves once it is on disk (its line fdatasynced, together with every
+   * other line of the same tick), so an event acknowledged upstream after this is never lost. It
+   * joins its lane at once (not yet attemptable) so two events of one chat keep their order.
    */
   async append(event: GatewayEvent): Promise<DeliveryRecord> {
-    const q = this.queueFor(event.instanceId);
+    const io = this.instanceFor(event.instanceId);
+    const q = io.queue;
     const now = this.options.clock.now();
     const record = newDeliveryRecord(event, newDeliveryId(now), q.lastSeq + 1, now);
     const d = this.pendingOf(record, now);
     d.durable = false;
     q.add(d);
+    const e = entryOf(record, null);
+    io.entries.set(e.id, e);
+    const text = fullLine(record);
+    this.remember(record.id, event, text.length);
     try {
-      if (!this.dirsReady.has(q.instanceId)) {
-        await ensureDir(this.paths.instanceDir(q.instanceId));
-        this.dirsReady.add(q.instanceId);
-      }
-      await createDelivery(this.paths.file(q.instanceId, record.id), record);
+      await this.write(io, text, true, (at) => io.place(e, at));
     } catch (err) {
       q.remove(d);
+      if (io.entries.get(e.id) === e) io.drop(e.id);
+      this.forgetFresh(record.id);
       throw err;
     }
-    this.fresh.set(record.id, record);
-    if (this.fresh.size > Outbox.FRESH_LIMIT) this.fresh.delete(this.fresh.keys().next().value as string);
     d.durable = true;
-    await this.enforceBound(q);
+    this.enforceBound(io);
+    this.compactIfDue(io);
     return record;
   }
 
+  /** A delivery with its event (read from the journal unless cached), or null when it is gone. */
   async read(instanceId: string, id: string): Promise<DeliveryRecord | null> {
+    const io = this.instances.get(instanceId);
+    const e = io?.entries.get(id);
+    if (!io || !e) return null;
     const cached = this.fresh.get(id);
-    if (cached && cached.instanceId === instanceId) return cached;
-    return readDelivery(this.paths.file(instanceId, id));
+    if (cached) return { ...stateOf(e), event: cached.event };
+    const log = io.log ?? (await this.openLog(io));
+    const stored = await log.read(
+      () => (io.entries.get(id) === e ? e.at : null),
+      (text) => fullRecordOf(text, id),
+    );
+    return stored ? { ...stateOf(e), event: stored.event } : null;
   }
 
   /**
-   * Persists the outcome of an attempt; a finished delivery moves to the (bounded) history. A
-   * finished one leaves the queue at once, before its file is rewritten: the next delivery of its
-   * chat need not wait for the write (a crash before it means one more, duplicate, delivery, which
-   * at-least-once allows). The returned promise settles when the file is written.
+   * Records the outcome of an attempt. A finished delivery leaves the queue at once: the next
+   * delivery of its chat need not wait for the disk. Its line is durable (group commit) but not
+   * waited for: a crash before it reaches the disk means one more, duplicate, delivery, which
+   * at-least-once allows. A retry's schedule is a lazy line (lost in a crash: attempted sooner).
+   * The returned promise settles when the line is written.
    */
-  async save(q: InstanceQueue, d: PendingDelivery, record: DeliveryRecord): Promise<void> {
-    this.fresh.delete(record.id);
-    if (record.status !== 'pending') {
+  save(q: InstanceQueue, d: PendingDelivery, record: DeliveryRecord): Promise<void> {
+    const io = this.instances.get(q.instanceId);
+    const e = io?.entries.get(d.id);
+    if (!io || io.queue !== q || !e) {
       q.remove(d);
-      // Into the history only once written, so pruning never reads or deletes a half-saved one.
-      await writeDelivery(this.paths.file(q.instanceId, record.id), record, false);
-      q.addFinished(record.id, parseTime(record.finishedAt, this.options.clock.now()));
-      await this.pruneHistory(q);
-      return;
+      return Promise.resolve();
     }
-    await writeDelivery(this.paths.file(q.instanceId, record.id), record, false);
-    d.nextAttemptAt = parseTime(record.nextAttemptAt, this.options.clock.now());
+    applyPatch(e, patchOf(record));
+    const text = patchLine(patchOf(e));
+    const now = this.options.clock.now();
+    if (e.status !== 'pending') {
+      q.remove(d);
+      this.forgetFresh(d.id);
+      q.addFinished(d.id, parseTime(e.finishedAt, now));
+      const written = this.write(io, text, true);
+      this.pruneHistory(io);
+      this.compactIfDue(io);
+      return written;
+    }
+    d.nextAttemptAt = parseTime(e.nextAttemptAt, now);
+    const written = this.write(io, text, false);
     // The bound may have been left exceeded while this one was in flight (not droppable).
-    await this.enforceBound(q);
+    this.enforceBound(io);
+    this.compactIfDue(io);
+    return written;
   }
 
   /** Marks the oldest pending deliveries failed while the instance holds more than the limit. */
-  async enforceBound(q: InstanceQueue): Promise<void> {
+  private enforceBound(io: InstanceOutbox): void {
     const max = this.options.maxPendingPerInstance;
+    const q = io.queue;
     while (q.pending.size > max) {
       const victim = q.oldestDroppable();
-      if (!victim) return;
+      if (!victim) break;
       q.remove(victim);
-      try {
-        const record = await this.read(q.instanceId, victim.id);
-        if (!record) continue;
-        const iso = new Date(this.options.clock.now()).toISOString();
-        const failed: DeliveryRecord = {
-          ...record,
-          status: 'failed',
-          lastError: `dropped: more than ${max} deliveries pending for this instance (webhooks.maxPendingPerInstance)`,
-          nextAttemptAt: null,
-          finishedAt: iso,
-        };
-        await writeDelivery(this.paths.file(q.instanceId, record.id), failed);
-        q.addFinished(record.id, Date.parse(iso));
-        this.options.logger.warn({ instanceId: q.instanceId, deliveryId: record.id, max }, 'webhook outbox full: oldest pending delivery marked failed');
-      } catch (err) {
-        this.options.logger.error({ err, instanceId: q.instanceId, deliveryId: victim.id }, 'could not mark a dropped delivery failed');
-      }
+      const e = io.entries.get(victim.id);
+      if (!e) continue;
+      const iso = new Date(this.options.clock.now()).toISOString();
+      Object.assign(e, {
+        status: 'failed',
+        lastError: `dropped: more than ${max} deliveries pending for this instance (webhooks.maxPendingPerInstance)`,
+        nextAttemptAt: null,
+        finishedAt: iso,
+      } satisfies Partial<DeliveryPatch>);
+      this.writeLazy(io, patchLine(patchOf(e)));
+      this.forgetFresh(e.id);
+      q.addFinished(e.id, Date.parse(iso));
+      this.options.logger.warn({ instanceId: q.instanceId, deliveryId: e.id, max }, 'webhook outbox full: oldest pending delivery marked failed');
     }
-    await this.pruneHistory(q);
+    this.pruneHistory(io);
   }
 
   /**
-   * Deletes the oldest finished deliveries past historyPerInstance, in batches (once the history
-   * is 10 % over the limit).
+   * Forgets the oldest finished deliveries past historyPerInstance, in batches (once the history
+   * is 10 % over the limit, at least 10): one `x` line; the next compaction drops their lines.
    */
-  private async pruneHistory(q: InstanceQueue): Promise<void> {
+  private pruneHistory(io: InstanceOutbox): void {
     const limit = this.options.historyPerInstance;
+    const q = io.queue;
     if (q.historySize <= limit + Math.max(10, Math.floor(limit / 10))) return;
     const ids: string[] = [];
     while (q.historySize > limit) {
       const id = q.shiftFinished();
       if (id === undefined) break;
       ids.push(id);
+      io.drop(id);
+      this.forgetFresh(id);
     }
-    try {
-      for (const id of ids) await rm(this.paths.file(q.instanceId, id), { force: true });
-    } catch (err) {
-      this.options.logger.warn({ instanceId: q.instanceId, count: ids.length, error: errorMessage(err) }, 'could not prune finished deliveries');
-    }
+    if (ids.length > 0) this.writeLazy(io, pruneLine(ids));
+  }
+
+  private compactDue(io: InstanceOutbox): boolean {
+    const log = io.log;
+    return log !== null && !log.compacting && log.size > Math.max(this.compactMinBytes, 2 * io.liveBytes);
+  }
+
+  /**
+   * Rewrites the journal as one line per delivery kept once it is both over compactMinBytes and
+   * more than twice that: each byte is rewritten about once, whatever the traffic.
+   */
+  private compactIfDue(io: InstanceOutbox): void {
+    if (!this.compactDue(io)) return;
+    io.log!.compact().catch((err: unknown) => {
+      this.options.logger.warn({ instanceId: io.instanceId, error: errorMessage(err) }, 'outbox journal compaction failed; retried later');
+    });
   }
 
   /**
    * Puts a finished (usually failed) delivery back in the queue with the same webhook-id, at the
    * back of its lane; a pending one is left as it is.
    */
-  async requeue(instanceId: string, deliveryId: string): Promise<{ outcome: 'requeued' | 'already-pending'; record: DeliveryRecord } | { outcome: 'not-found' }> {
+  async requeue(instanceId: string, deliveryId: string): Promise<{ outcome: 'requeued' | 'already-pending'; record: DeliveryState } | { outcome: 'not-found' }> {
     if (!isDeliveryId(deliveryId)) return { outcome: 'not-found' };
-    const record = await this.read(instanceId, deliveryId);
-    if (!record || record.instanceId !== instanceId) return { outcome: 'not-found' };
-    const q = this.queueFor(instanceId);
-    if (record.status === 'pending' || q.pending.has(deliveryId)) return { outcome: 'already-pending', record };
-    const iso = new Date(this.options.clock.now()).toISOString();
-    const requeued: DeliveryRecord = {
-      ...record,
+    const io = this.instances.get(instanceId);
+    const e = io?.entries.get(deliveryId);
+    if (!io || !e) return { outcome: 'not-found' };
+    const q = io.queue;
+    if (e.status === 'pending' || q.pending.has(deliveryId)) return { outcome: 'already-pending', record: stateOf(e) };
+    const before = patchOf(e);
+    const now = this.options.clock.now();
+    const iso = new Date(now).toISOString();
+    applyPatch(e, {
+      ...before,
       seq: q.lastSeq + 1,
       status: 'pending',
       attempts: 0,
@@ -249,32 +504,57 @@ export class Outbox {
       nextAttemptAt: iso,
       deliveredAt: null,
       finishedAt: null,
-      redeliveries: record.redeliveries + 1,
-    };
-    await writeDelivery(this.paths.file(instanceId, deliveryId), requeued);
+      redeliveries: before.redeliveries + 1,
+    });
     q.forgetFinished(deliveryId);
-    q.add(this.pendingOf(requeued, this.options.clock.now()));
-    await this.enforceBound(q);
-    return { outcome: 'requeued', record: requeued };
+    const d = this.pendingOf(e, now);
+    d.durable = false;
+    q.add(d);
+    try {
+      await this.write(io, patchLine(patchOf(e)), true);
+    } catch (err) {
+      q.remove(d);
+      applyPatch(e, before);
+      q.addFinished(deliveryId, parseTime(before.finishedAt, now));
+      throw err;
+    }
+    d.durable = true;
+    this.enforceBound(io);
+    return { outcome: 'requeued', record: stateOf(e) };
   }
 
-  /** Every stored delivery of an instance, in queue order. */
-  async list(instanceId: string): Promise<DeliveryRecord[]> {
-    return readInstanceDeliveries(this.paths, instanceId);
+  /** Every delivery of an instance (pending and history), in queue order. */
+  list(instanceId: string): DeliveryState[] {
+    const io = this.instances.get(instanceId);
+    if (!io) return [];
+    return [...io.entries.values()].map(stateOf).sort((a, b) => a.seq - b.seq);
   }
 
-  /** The instance is being deleted: drop its queue and remove its files. */
+  /** The instance is being deleted: drop its queue, close its journal and remove its files. */
   async removeInstance(instanceId: string): Promise<void> {
-    this.forget(instanceId);
+    await this.forget(instanceId);
     await rm(this.paths.instanceDir(instanceId), { recursive: true, force: true });
   }
 
-  /** The instance was deleted: drop its queue. */
-  forget(instanceId: string): void {
-    const q = this.queues.get(instanceId);
-    if (!q) return;
-    for (const d of q.pending.values()) d.abort?.abort();
-    this.queues.delete(instanceId);
-    this.dirsReady.delete(instanceId);
+  /** The instance was deleted: drop its queue, abort its attempts, close its journal. */
+  async forget(instanceId: string): Promise<void> {
+    const io = this.instances.get(instanceId);
+    if (!io) return;
+    for (const d of io.queue.pending.values()) d.abort?.abort();
+    for (const id of io.entries.keys()) this.forgetFresh(id);
+    this.instances.delete(instanceId);
+    const log = io.log ?? (await io.opening?.catch(() => null)) ?? null;
+    io.log = null;
+    await log?.close().catch(() => undefined);
+  }
+
+  /** Writes what is queued and closes every journal (shutdown). */
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const io of this.instances.values()) {
+      const log = io.log;
+      io.log = null;
+      await log?.close().catch((err: unknown) => this.options.logger.error({ instanceId: io.instanceId, error: errorMessage(err) }, 'could not close an outbox journal'));
+    }
   }
 }

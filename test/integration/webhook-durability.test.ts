@@ -7,6 +7,7 @@ import { GATEWAY_BIN } from '../helpers/cli.js';
 import { prepareDataDir, request, startTestDaemon, tempDir, waitFor } from '../helpers/daemon.js';
 import { inbound, outbox, setWebhook, startReceiver, waitForOutbox, withWebhookDaemon } from '../helpers/receiver.js';
 
+// Rule: an event is stored (its journal line written and fdatasynced) before it is acknowledged upstream.
 test('the event is on disk before the inbound call returns', async (t) => {
   const receiver = await startReceiver({ reply: 'hang' });
   const d = await startTestDaemon({ webhooks: { stopGraceMs: 10 } });
@@ -15,12 +16,12 @@ test('the event is on disk before the inbound call returns', async (t) => {
     await setWebhook(d, inst, receiver.url);
     const messageId = await inbound(d, inst, '+15551234567', 'keep me');
     // Read straight after the answer: the receiver has not acknowledged anything.
-    const dir = join(d.dataDir, 'outbox', inst.id);
-    const files = (await readdir(dir)).filter((f) => f.endsWith('.json'));
-    t.is(files.length, 1);
-    const stored = JSON.parse(await readFile(join(dir, files[0]!), 'utf8')) as { status: string; event: { data: { messageId: string } } };
-    t.is(stored.status, 'pending');
-    t.is(stored.event.data.messageId, messageId);
+    const text = await readFile(join(d.dataDir, 'outbox', inst.id, 'outbox.jsonl'), 'utf8');
+    t.true(text.endsWith('\n'), 'the line is complete');
+    const stored = await outbox(d.dataDir, inst.id);
+    t.is(stored.length, 1);
+    t.is(stored[0]!.status, 'pending');
+    t.is(stored[0]!.event.type === 'message.received' ? stored[0]!.event.data.messageId : null, messageId);
   } finally {
     await d.close();
     await receiver.close();
@@ -40,19 +41,24 @@ test('only subscribed events are stored, and nothing without a webhook', (t) =>
     t.deepEqual(receiver.requests.map((r) => r.json.type), ['instance.status']);
   }));
 
+// Rule: an event that cannot be stored is not acknowledged (the inbound call answers 500), and the
+// outbox recovers once the disk does.
 test('an event that cannot be stored fails the inbound call instead of being acknowledged', (t) =>
   withWebhookDaemon(async (d, receiver) => {
     const inst = await d.connectedSandbox();
     await setWebhook(d, inst, receiver.url);
-    await inbound(d, inst, '+15551234567', 'stored');
-    await receiver.waitForCount(1);
-    // Replace the instance's outbox directory by a file: the next write must fail.
+    // The instance's outbox folder cannot be created: a file is in the way.
     const dir = join(d.dataDir, 'outbox', inst.id);
-    await rm(dir, { recursive: true, force: true });
     await writeFile(dir, 'not a directory');
     const res = await d.request('POST', `/api/${inst.id}/sandbox/inbound`, { key: inst.key, json: { from: '+15551234567', message: 'lost?' } });
     t.is(res.status, 500);
     t.is(res.body.error.code, 'INTERNAL');
+    t.is(d.webhooks.pendingCount(), 0, 'nothing queued for the refused event');
+    await rm(dir, { force: true });
+    await inbound(d, inst, '+15551234567', 'stored');
+    const [delivered] = await receiver.waitForCount(1);
+    t.is(delivered!.json.data.text, 'stored');
+    t.deepEqual((await waitForOutbox(d.dataDir, inst.id, (r) => r[0]?.status === 'delivered')).map((r) => r.event.type === 'message.received' && r.event.data.text), ['stored']);
   }));
 
 interface Child {

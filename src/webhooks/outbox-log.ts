@@ -1,0 +1,208 @@
+import { readFile } from 'node:fs/promises';
+import { Journal, type JournalLine } from '../store/journal.js';
+
+/** Where a line is in the journal file. */
+export interface Loc {
+  offset: number;
+  length: number;
+}
+
+/** What the owner of a log (one instance's outbox) does when lines move. */
+export interface LogOwner {
+  /** The journal was (re)opened: these are its lines; find each live delivery's full line again. */
+  relocate(lines: readonly JournalLine[]): void;
+  /**
+   * A compaction: the lines that replace the journal, built from its current content (`data`) and
+   * the owner's state, and a callback told where each of them went.
+   */
+  snapshot(data: Buffer): { lines: string[]; placed(locs: Loc[]): void };
+}
+
+interface Held {
+  text: string;
+  durable: boolean;
+  placed: ((loc: Loc) => void) | undefined;
+  resolve(): void;
+  reject(err: unknown): void;
+}
+
+/**
+ * One instance's outbox journal (store/journal.ts: group commit, torn tail cut at open), plus what
+ * the outbox needs around it:
+ *
+ * - A compaction rewrites the journal from memory while deliveries keep arriving: lines written
+ *   meanwhile are held and appended, in order, once the new file is in place (the journal itself
+ *   must see no append while it is rewritten).
+ * - A failed write closes the journal (store/journal.ts); the next line reopens it from disk (the
+ *   owner relocates its lines), so one full disk does not stop the outbox for good.
+ * - Reads of a line by location are retried when a compaction or a reopen moved it meanwhile.
+ */
+export class OutboxLog {
+  private journal: Journal | null;
+  /** A reopen or a compaction under way: new lines are held until it ends. */
+  private busy: Promise<void> | null = null;
+  private held: Held[] = [];
+  private closed = false;
+  /** Bumped whenever lines move (compaction, reopen): a location read before may be stale. */
+  private gen = 0;
+
+  private constructor(
+    readonly file: string,
+    journal: Journal,
+    private readonly owner: LogOwner,
+  ) {
+    this.journal = journal;
+  }
+
+  /** Opens the journal (creating it) and gives its lines to the owner. */
+  static async open(file: string, owner: LogOwner): Promise<{ log: OutboxLog; lines: JournalLine[] }> {
+    const { journal, lines } = await Journal.open(file);
+    return { log: new OutboxLog(file, journal, owner), lines };
+  }
+
+  /** Bytes in the journal (written or queued). */
+  get size(): number {
+    return this.journal?.size ?? 0;
+  }
+
+  get compacting(): boolean {
+    return this.busy !== null;
+  }
+
+  /**
+   * Appends a line. `placed` learns where it goes as soon as that is known (at once unless a
+   * compaction is under way). A durable line resolves once it is on disk (group commit); a lazy
+   * one resolves once it is handed to the journal, and may be lost in a crash.
+   */
+  append(text: string, durable: boolean, placed?: (loc: Loc) => void): Promise<void> {
+    if (this.closed) return Promise.reject(new Error(`outbox journal ${this.file} is closed`));
+    if (this.journal && !this.busy) return this.appendNow(this.journal, text, durable, placed);
+    const p = new Promise<void>((resolve, reject) => this.held.push({ text, durable, placed, resolve, reject }));
+    if (!this.busy) this.run(this.reopen());
+    return p;
+  }
+
+  private appendNow(journal: Journal, text: string, durable: boolean, placed: ((loc: Loc) => void) | undefined): Promise<void> {
+    let offset: number;
+    let done: Promise<void>;
+    try {
+      if (durable) {
+        const appended = journal.append(text);
+        offset = appended.offset;
+        done = appended.durable;
+        done.catch(() => this.failed(journal));
+      } else {
+        offset = journal.appendLazy(text);
+        done = Promise.resolve();
+      }
+    } catch (err) {
+      // Closed by an earlier failed write: reopen, and this line waits for it.
+      this.failed(journal);
+      return this.append(text, durable, placed);
+    }
+    placed?.({ offset, length: Buffer.byteLength(text, 'utf8') });
+    return done;
+  }
+
+  /** A write failed: the journal refuses lines until reopened (the next line reopens it). */
+  private failed(journal: Journal): void {
+    if (this.journal !== journal) return;
+    this.journal = null;
+    void journal.close().catch(() => undefined);
+  }
+
+  /** Runs a reopen or a compaction; lines held meanwhile follow it, in order. */
+  private run(work: Promise<void>): void {
+    this.busy = work
+      .catch(() => undefined)
+      .then(() => {
+        this.busy = null;
+        const held = this.held;
+        this.held = [];
+        const journal = this.journal;
+        for (const h of held) {
+          if (!journal || this.closed) {
+            h.reject(new Error(`outbox journal ${this.file} could not be opened`));
+            continue;
+          }
+          this.appendNow(journal, h.text, h.durable, h.placed).then(h.resolve, h.reject);
+        }
+      });
+  }
+
+  private async reopen(): Promise<void> {
+    if (this.closed) return;
+    try {
+      const { journal, lines } = await Journal.open(this.file);
+      this.gen += 1;
+      this.owner.relocate(lines);
+      this.journal = journal;
+    } catch (err) {
+      for (const h of this.held.splice(0)) h.reject(err);
+      throw err;
+    }
+  }
+
+  /**
+   * Rewrites the journal as the owner's snapshot (see LogOwner.snapshot). Resolves once done;
+   * a failure leaves the journal reopened from whatever file is in place, and is thrown.
+   */
+  compact(): Promise<void> {
+    const journal = this.journal;
+    if (this.busy || !journal || this.closed) return Promise.resolve();
+    const work = (async () => {
+      try {
+        await journal.drain();
+        const snap = this.owner.snapshot(await readFile(this.file));
+        const offsets = await journal.rewrite(snap.lines);
+        this.gen += 1;
+        snap.placed(offsets.map((offset, i) => ({ offset, length: Buffer.byteLength(snap.lines[i]!, 'utf8') })));
+      } catch (err) {
+        // The rename may or may not have happened: reopen whichever file is there.
+        this.failed(journal);
+        await this.reopen().catch(() => undefined);
+        throw err;
+      }
+    })();
+    this.run(work);
+    return work;
+  }
+
+  /**
+   * Reads a line written earlier; `where` gives its current location (asked again when a
+   * compaction moved the line meanwhile), `parse` turns it into what the caller wants, or null
+   * when it is not the line it looks for (whatever a stale location points at). Null when the
+   * line is gone.
+   */
+  async read<T>(where: () => Loc | null, parse: (text: string) => T | null): Promise<T | null> {
+    for (let tries = 0; ; tries++) {
+      while (this.busy) await this.busy;
+      const journal = this.journal;
+      const loc = where();
+      if (!loc || this.closed) return null;
+      if (!journal) {
+        if (tries > 5) throw new Error(`outbox journal ${this.file} could not be opened`);
+        this.run(this.reopen());
+        continue;
+      }
+      const gen = this.gen;
+      const settled = (): boolean => gen === this.gen && !this.busy;
+      try {
+        const value = parse(await journal.read(loc.offset, loc.length));
+        if (value !== null) return value;
+        if (settled() || tries > 5) return null;
+      } catch (err) {
+        if (settled() || tries > 5) throw err;
+      }
+    }
+  }
+
+  /** Waits for every line to be written, then closes the journal. */
+  async close(): Promise<void> {
+    while (this.busy) await this.busy;
+    this.closed = true;
+    const journal = this.journal;
+    this.journal = null;
+    await journal?.close();
+  }
+}
