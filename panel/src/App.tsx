@@ -75,7 +75,9 @@ export function App() {
         <a href="#/" className="brand">
           Gateway panel
         </a>
-        <span className="who">{session.role === 'admin' ? 'admin (all instances)' : session.instanceId}</span>
+        <span className="who" title={session.role === 'admin' ? 'signed in with the server secret: every instance' : 'signed in with this instance\'s key'}>
+          {session.role === 'admin' ? 'admin' : session.instanceId}
+        </span>
         <button type="button" onClick={() => void signOut()}>
           Sign out
         </button>

@@ -212,7 +212,7 @@ function fromDoc(doc: FlowDoc): { nodes: FNode[]; edges: Edge[] } {
   };
   Object.entries(doc.nodes).forEach(([id, n], i) => {
     const p = n[POSITION] as { x?: unknown; y?: unknown } | undefined;
-    const position = p && typeof p.x === 'number' && typeof p.y === 'number' ? { x: p.x, y: p.y } : { x: 40 + (i % 3) * 320, y: 40 + Math.floor(i / 3) * 300 };
+    const position = p && typeof p.x === 'number' && typeof p.y === 'number' ? { x: p.x, y: p.y } : { x: 40 + (i % 3) * 360, y: 40 + Math.floor(i / 3) * 300 };
     const extra = extrasOf(n, ['description']);
     if (n.type === 'condition') {
       const rules = (n.rules as Record<string, unknown>[]).map((r, j) => {
@@ -283,10 +283,6 @@ function Builder({ id }: { id: string }) {
   const { fitView } = useReactFlow();
   const count = nodes.length;
   const measured = useStore(measuredCount);
-  useEffect(() => {
-    if (count === 0 || measured !== count || fitted === count) return;
-    void Promise.resolve(fitView({ padding: 0.15, maxZoom: 1 })).then(() => setFitted(count));
-  }, [count, measured, fitted, fitView]);
 
   // A new width (a phone turned, a window resized) fits the view again.
   const canvas = useRef<HTMLDivElement>(null);
@@ -304,6 +300,15 @@ function Builder({ id }: { id: string }) {
     observer.observe(el);
     return () => observer.disconnect();
   }, []);
+
+  // A narrow canvas (a phone) opens readable at the start node instead: the rest is a pan away.
+  const startNode = nodes.some((n) => n.id === start) ? start : (nodes[0]?.id ?? '');
+  useEffect(() => {
+    if (count === 0 || measured !== count || fitted === count) return;
+    const narrow = (canvas.current?.clientWidth ?? 1000) < 600;
+    const options = narrow ? { nodes: [{ id: startNode }], padding: 0.1, maxZoom: 0.9 } : { padding: 0.15, maxZoom: 1 };
+    void Promise.resolve(fitView(options)).then(() => setFitted(count));
+  }, [count, measured, fitted, fitView, startNode]);
 
   const onNodesChange = useCallback((c: NodeChange<FNode>[]) => setNodes((ns) => applyNodeChanges(c, ns)), []);
   const onEdgesChange = useCallback((c: EdgeChange[]) => setEdges((es) => applyEdgeChanges(c, es)), []);
@@ -351,7 +356,7 @@ function Builder({ id }: { id: string }) {
     const nid = `${kind}-${n}`;
     const data: Data = kind === 'condition' ? { kind, rules: [{ kind: 'contains', value: '', extra: {} }], extra: {} } : { kind, text: '', extra: {} };
     const i = nodes.length;
-    setNodes((ns) => [...ns, { id: nid, type: kind, position: { x: 40 + (i % 3) * 320, y: 40 + Math.floor(i / 3) * 300 }, data }]);
+    setNodes((ns) => [...ns, { id: nid, type: kind, position: { x: 40 + (i % 3) * 360, y: 40 + Math.floor(i / 3) * 300 }, data }]);
     if (!start) setStart(nid);
   };
 
@@ -374,7 +379,11 @@ function Builder({ id }: { id: string }) {
       setMessage('Saved: the flow is active.');
     } catch (err) {
       const node = err instanceof ApiError && typeof err.detail.node === 'string' ? err.detail.node : null;
-      if (node && nodes.some((n) => n.id === node)) setErrors({ [node]: err instanceof Error ? err.message : String(err) });
+      if (node && nodes.some((n) => n.id === node)) {
+        setErrors({ [node]: err instanceof Error ? err.message : String(err) });
+        // On a narrow canvas the node at fault may be out of sight: bring it in.
+        if ((canvas.current?.clientWidth ?? 1000) < 600) void fitView({ nodes: [{ id: node }], padding: 0.1, maxZoom: 0.9 });
+      }
       setError(errorText(err));
     }
   };
@@ -442,7 +451,7 @@ function Builder({ id }: { id: string }) {
         </div>
       </div>
       <p className="muted" aria-live="polite" data-testid="flow-state">
-        {!loaded ? 'Loading…' : nodes.length === 0 ? 'No flow yet: add a node to begin.' : dirty ? 'Unsaved changes.' : 'Saved.'}
+        {!loaded ? 'Loading…' : nodes.length === 0 ? (message ? '' : 'No flow yet: add a node to begin.') : dirty ? 'Unsaved changes.' : message ? '' : 'Saved.'}
       </p>
       {message && (
         <p className="ok" role="status">
@@ -482,6 +491,7 @@ function Builder({ id }: { id: string }) {
         <p>
           Connect with the mouse by dragging from a node's right handle to another node's left handle, or pick the target in the node's <em>Then</em>, <em>→</em> or <em>Else</em> list (the keyboard's way). Remove a node with its × button, or select it and press Delete.
         </p>
+        <p>Drag the background to move around; zoom with the wheel, a pinch or the + and − buttons; the fit-view button below them shows every node.</p>
       </div>
     </div>
   );

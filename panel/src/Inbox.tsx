@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useRef, useState, type FormEvent } from 'react';
-import { api, enc, errorText, every, liveEvents, when } from './api';
+import { api, clock, enc, errorText, every, liveEvents, when } from './api';
 
 interface Handover {
   phone: string | null;
@@ -150,7 +150,7 @@ export function Inbox({ id }: { id: string }) {
                 <span className="text">{m.text ?? m.caption ?? `[${m.type ?? 'message'}]`}</span>
                 {m.timestamp && (
                   <span className="time">
-                    {when(m.timestamp)}
+                    {clock(m.timestamp)}
                     {m.fromMe && m.status ? ` · ${m.status}` : ''}
                   </span>
                 )}

@@ -244,7 +244,7 @@ export function Webhook({ id, admin, view }: { id: string; admin: boolean; view:
         )}
         {deliveries.length > 0 && (
           <div className="table-scroll">
-            <table aria-label="deliveries">
+            <table aria-label="deliveries" className="cards">
               <thead>
                 <tr>
                   <th scope="col">Created</th>
@@ -260,24 +260,26 @@ export function Webhook({ id, admin, view }: { id: string; admin: boolean; view:
               <tbody>
                 {deliveries.map((d) => (
                   <tr key={d.id} data-delivery={d.id}>
-                    <td title={d.createdAt}>{when(d.createdAt)}</td>
-                    <td>
+                    <td data-label="Created" title={d.createdAt}>
+                      {when(d.createdAt)}
+                    </td>
+                    <td data-label="Event">
                       <code>{d.type}</code>
                     </td>
-                    <td>
+                    <td data-label="Status">
                       <span className={`status d-${d.status}`} data-testid="delivery-status">
                         {d.status}
                       </span>
                       {d.status === 'pending' && d.nextAttemptAt && <div className="muted">next {when(d.nextAttemptAt)}</div>}
                     </td>
-                    <td data-testid="delivery-attempts">
+                    <td data-label="Attempts" data-testid="delivery-attempts">
                       {d.attempts}
                       {d.redeliveries > 0 && <span className="muted"> ({d.redeliveries} redelivered)</span>}
                     </td>
-                    <td className="last-error" data-testid="delivery-error">
+                    <td data-label="Last error" className="last-error" data-testid="delivery-error">
                       {d.lastError ?? (d.lastStatus !== null ? `HTTP ${d.lastStatus}` : '')}
                     </td>
-                    <td>
+                    <td data-label="">
                       <button type="button" disabled={d.status === 'pending'} onClick={() => void redeliver(d)} aria-label={`Redeliver ${d.type} ${d.id}`}>
                         Redeliver
                       </button>

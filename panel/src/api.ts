@@ -136,6 +136,14 @@ export function when(iso: string | null | undefined): string {
   return Number.isNaN(d.getTime()) ? iso : d.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
 }
 
+/** A message's time: the hour alone when it is today. */
+export function clock(iso: string | null | undefined): string {
+  if (!iso) return '';
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return iso;
+  return d.toDateString() === new Date().toDateString() ? d.toLocaleTimeString(undefined, { timeStyle: 'short' }) : when(iso);
+}
+
 /** Repeats `fn` every `ms` while the page is visible (background refreshes). */
 export function every(ms: number, fn: () => void): () => void {
   const timer = setInterval(() => {
