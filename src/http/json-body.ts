@@ -17,13 +17,18 @@ export async function jsonBody(ctx: Context, next: Next): Promise<void> {
 
 /** Reads and parses the body into `ctx.request.body` (undefined when there is none). */
 export async function readJsonBody(ctx: Context): Promise<void> {
-  const declared = Number(ctx.get('content-length') || '0');
-  const chunked = ctx.get('transfer-encoding') !== '';
+  const headers = ctx.req.headers;
+  const declared = Number(headers['content-length'] || '0');
+  const chunked = (headers['transfer-encoding'] ?? '') !== '';
   if (declared > 0 || chunked) {
-    if (!ctx.is('application/json')) throw new GatewayError('UNSUPPORTED_MEDIA_TYPE', 'send the body as application/json');
-    const charset = /charset=([^;\s]+)/i.exec(ctx.get('content-type'))?.[1]?.toLowerCase().replace(/"/g, '');
-    if (charset && charset !== 'utf-8' && charset !== 'utf8') throw new GatewayError('UNSUPPORTED_MEDIA_TYPE', 'JSON bodies must be UTF-8');
-    const encoding = ctx.get('content-encoding').toLowerCase();
+    // The common exact type skips type-is and the charset pattern (about 1.5 % of a send's CPU in
+    // the bench's profile); any other spelling takes the full checks.
+    if (headers['content-type'] !== 'application/json') {
+      if (!ctx.is('application/json')) throw new GatewayError('UNSUPPORTED_MEDIA_TYPE', 'send the body as application/json');
+      const charset = /charset=([^;\s]+)/i.exec(ctx.get('content-type'))?.[1]?.toLowerCase().replace(/"/g, '');
+      if (charset && charset !== 'utf-8' && charset !== 'utf8') throw new GatewayError('UNSUPPORTED_MEDIA_TYPE', 'JSON bodies must be UTF-8');
+    }
+    const encoding = (headers['content-encoding'] ?? '').toLowerCase();
     if (encoding && encoding !== 'identity') throw new GatewayError('UNSUPPORTED_MEDIA_TYPE', 'compressed request bodies are not accepted');
     if (declared > JSON_LIMIT) {
       ctx.set('Connection', 'close');
