@@ -108,6 +108,17 @@ async function tabTo(page: Page, target: Locator, options: { back?: boolean; max
   throw new Error(`${String(target)} was not reached with ${options.back ? 'Shift+Tab' : 'Tab'} in ${max} presses`);
 }
 
+/** Chooses an option of the focused <select> with the arrow keys alone. */
+async function arrowTo(page: Page, select: Locator, value: string): Promise<void> {
+  const options = await select.locator('option').evaluateAll((els) => els.map((e) => (e as HTMLOptionElement).value));
+  const want = options.indexOf(value);
+  if (want < 0) throw new Error(`no option ${value}`);
+  await page.keyboard.press('Home');
+  for (let i = 0; i < want; i += 1) await page.keyboard.press('ArrowDown');
+  const got = await select.inputValue();
+  if (got !== value) throw new Error(`the arrow keys chose ${got}, not ${value}`);
+}
+
 const withoutLayout = (nodes: Record<string, Record<string, unknown>>): Record<string, Record<string, unknown>> =>
   Object.fromEntries(Object.entries(nodes).map(([k, { _position, ...rest }]) => [k, rest]));
 
@@ -399,12 +410,14 @@ test('flow builder with the mouse (three nodes, edges drawn, error on its node, 
   t.deepEqual(problems, []);
 });
 
-test('keyboard only: sign in, open an instance, build and save a flow, answer and release a handover, sign out', async (t) => {
+test('keyboard only: sign in, open an instance, build and save a flow, answer (a credit, as any send) and release a handover, sign out', async (t) => {
   if (skipWithoutChromium(t)) return;
   t.timeout(180_000);
-  const d = await startTestDaemon();
+  // No trial: the instance pays a credit per message, the operator's replies included.
+  const d = await startTestDaemon({ config: { plans: { trialDays: 0 } } });
   t.teardown(() => d.close());
-  const inst = await d.connectedSandbox({ name: 'shop' });
+  const inst = await d.connectedSandbox({ name: 'shop', credits: 10 });
+  const quota = async () => (await d.request('GET', `/api/${inst.id}/status`, { key: inst.key })).body.quotaRemaining as string;
   const { page, problems } = await openBrowser(t);
   const kb = page.keyboard;
 
@@ -427,11 +440,11 @@ test('keyboard only: sign in, open an instance, build and save a flow, answer an
   await tabTo(page, page.getByLabel('text of message-1'));
   await kb.type('Hi {{name}}! Type agent for a person.');
   await tabTo(page, page.getByLabel('next of message-1', { exact: true }));
-  await kb.type('condition-2');
+  await arrowTo(page, page.getByLabel('next of message-1', { exact: true }), 'condition-2');
   await tabTo(page, page.getByLabel('rule 1 value of condition-2'));
   await kb.type('agent');
   await tabTo(page, page.getByLabel('rule 1 next of condition-2'));
-  await kb.type('handover-3');
+  await arrowTo(page, page.getByLabel('rule 1 next of condition-2'), 'handover-3');
   await tabTo(page, page.getByLabel('text of handover-3'));
   await kb.type('A person will answer.');
   t.is(await page.locator('.react-flow__edge').count(), 2, 'the lists drew the edges');
@@ -457,9 +470,11 @@ test('keyboard only: sign in, open an instance, build and save a flow, answer an
   await kb.press('Enter');
   await page.getByRole('list', { name: 'conversation' }).getByText('agent please').waitFor();
   await tabTo(page, page.getByLabel('Reply'));
+  const before = Number(await quota());
   await kb.type('Hello from the keyboard.');
   await kb.press('Control+Enter');
   await page.getByRole('list', { name: 'conversation' }).getByText('Hello from the keyboard.').waitFor();
+  t.is(Number(await quota()), before - 1, 'the reply cost a credit');
   t.regex(JSON.stringify((await d.request('GET', `/api/${inst.id}/sandbox/sent`, { key: inst.key })).body), /Hello from the keyboard\./);
   await tabTo(page, page.getByRole('button', { name: 'Release to bot' }));
   await kb.press('Enter');
