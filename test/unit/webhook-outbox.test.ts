@@ -1,0 +1,165 @@
+import { appendFile, mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import test from 'ava';
+import { pino } from 'pino';
+import { systemClock } from '../../src/domain/clock.js';
+import type { GatewayEvent } from '../../src/events/types.js';
+import { setWriteGuard } from '../../src/store/atomic-write.js';
+import { newDeliveryId, newDeliveryRecord } from '../../src/webhooks/delivery-record.js';
+import { Outbox, type OutboxOptions } from '../../src/webhooks/outbox.js';
+import { completeLines, fullLine, outboxPaths, parseLine, readInstanceDeliveries } from '../../src/webhooks/outbox-files.js';
+import { OutboxLog, type Loc } from '../../src/webhooks/outbox-log.js';
+import { tempDir } from '../helpers/daemon.js';
+
+const INSTANCE = 'inst_unit0outbox';
+
+function event(text: string, phone = '+15550000001'): GatewayEvent {
+  const now = new Date().toISOString();
+  return {
+    type: 'message.received',
+    instanceId: INSTANCE,
+    timestamp: now,
+    data: { messageId: `M${text.replace(/[^A-Za-z0-9]/g, '')}`, chatId: `${phone.slice(1)}@s.whatsapp.net`, isGroup: false, sender: `${phone.slice(1)}@s.whatsapp.net`, from: phone, type: 'text', text, timestamp: now },
+  };
+}
+
+const textOf = (e: GatewayEvent): string => (e.type === 'message.received' ? (e.data.text ?? '') : '');
+
+async function outboxIn(dataDir: string, options: Partial<OutboxOptions> = {}): Promise<Outbox> {
+  const outbox = new Outbox({
+    dataDir,
+    maxPendingPerInstance: 100,
+    historyPerInstance: 10,
+    clock: systemClock,
+    logger: pino({ level: 'silent' }),
+    instanceExists: () => true,
+    ...options,
+  });
+  await outbox.load();
+  return outbox;
+}
+
+// Rule: a failed journal write is never acknowledged, and the outbox goes on once the disk does
+// (the journal is reopened from what is on disk; the deliveries stored before are kept).
+test.serial('a write that fails is refused, and the next one reopens the journal', async (t) => {
+  const dataDir = await tempDir();
+  const outbox = await outboxIn(dataDir);
+  await outbox.append(event('before'));
+  setWriteGuard(() => {
+    throw new Error('disk full (test)');
+  });
+  try {
+    await t.throwsAsync(outbox.append(event('refused')), { message: /disk full/ });
+  } finally {
+    setWriteGuard(null);
+  }
+  await outbox.append(event('after'));
+  t.is(outbox.pendingCount(), 2);
+  await outbox.close();
+  const stored = await readInstanceDeliveries(outboxPaths(dataDir), INSTANCE);
+  t.deepEqual(stored.map((r) => textOf(r.event)), ['before', 'after']);
+  const again = await outboxIn(dataDir);
+  t.is(again.pendingCount(), 2);
+  await again.close();
+});
+
+// Rule: a torn tail (a crash in the middle of a write, never acknowledged) is cut at start; what
+// comes before it is kept and new lines follow it cleanly.
+test('a torn last line is cut at load and the journal goes on after it', async (t) => {
+  const dataDir = await tempDir();
+  const paths = outboxPaths(dataDir);
+  const first = await outboxIn(dataDir);
+  const a = await first.append(event('a'));
+  const b = await first.append(event('b'));
+  await first.close();
+  await appendFile(paths.journal(INSTANCE), '{"d":{"v":1,"id":"msg_torn');
+  const second = await outboxIn(dataDir);
+  t.is(second.pendingCount(), 2);
+  t.true((await readFile(paths.journal(INSTANCE), 'utf8')).endsWith('\n'), 'the torn tail is gone');
+  await second.append(event('c'));
+  t.is((await second.read(INSTANCE, a.id))?.id, a.id);
+  t.is(textOf((await second.read(INSTANCE, b.id))!.event), 'b');
+  await second.close();
+  const stored = await readInstanceDeliveries(paths, INSTANCE);
+  t.deepEqual(stored.map((r) => textOf(r.event)), ['a', 'b', 'c']);
+});
+
+// Rule: a delivery's event is read back from the journal once it is no longer cached, also after
+// a compaction moved its line.
+test('events are read back from the journal after compactions moved them', async (t) => {
+  const dataDir = await tempDir();
+  const outbox = await outboxIn(dataDir, { compactMinBytes: 2_048, historyPerInstance: 2, maxPendingPerInstance: 1_000 });
+  const pending: string[] = [];
+  for (let i = 0; i < 40; i++) pending.push((await outbox.append(event(`p${i}`, `+1555000${String(1000 + i)}`))).id);
+  const q = outbox.get(INSTANCE)!;
+  // Finish most of them so that the journal is mostly history and gets compacted.
+  for (const id of pending.slice(0, 35)) {
+    const record = (await outbox.read(INSTANCE, id))!;
+    const d = q.pending.get(id)!;
+    const at = new Date().toISOString();
+    await outbox.save(q, d, { ...record, status: 'delivered', attempts: 1, lastStatus: 200, deliveredAt: at, finishedAt: at, nextAttemptAt: null });
+  }
+  await outbox.close();
+  const lines = completeLines(await readFile(outboxPaths(dataDir).journal(INSTANCE), 'utf8'));
+  t.true(lines.length < 40 + 35, `compacted (${lines.length} lines)`);
+  const again = await outboxIn(dataDir, { compactMinBytes: 2_048, historyPerInstance: 2, maxPendingPerInstance: 1_000 });
+  t.is(again.pendingCount(), 5);
+  for (const [i, id] of pending.slice(35).entries()) t.is(textOf((await again.read(INSTANCE, id))!.event), `p${35 + i}`);
+  const listed = again.list(INSTANCE);
+  t.true(listed.filter((r) => r.status === 'delivered').length <= 2 + 10);
+  await again.close();
+});
+
+// Rule: lines written while a compaction runs are neither lost nor written into the file being
+// replaced: they follow the snapshot, in order.
+test('lines appended during a compaction follow the new file in order', async (t) => {
+  const dir = await tempDir();
+  const file = join(dir, 'outbox.jsonl');
+  const kept: string[] = [];
+  const owner = {
+    relocate: () => undefined,
+    snapshot: () => ({ lines: kept.map((k) => JSON.stringify({ x: [k] })), placed: (_: Loc[]) => undefined }),
+  };
+  const { log } = await OutboxLog.open(file, owner);
+  for (let i = 0; i < 20; i++) await log.append(JSON.stringify({ x: [`msg_old00000${String(i).padStart(2, '0')}`] }), i % 2 === 0);
+  kept.push('msg_kept0000001');
+  const compaction = log.compact();
+  t.true(log.compacting);
+  const during = [log.append(JSON.stringify({ x: ['msg_during00001'] }), true), log.append(JSON.stringify({ x: ['msg_during00002'] }), false)];
+  const places: Loc[] = [];
+  const third = log.append(JSON.stringify({ x: ['msg_during00003'] }), true, (loc) => places.push(loc));
+  await compaction;
+  await Promise.all([...during, third]);
+  await log.close();
+  const text = await readFile(file, 'utf8');
+  t.deepEqual(
+    completeLines(text).map((l) => (JSON.parse(l) as { x: string[] }).x[0]),
+    ['msg_kept0000001', 'msg_during00001', 'msg_during00002', 'msg_during00003'],
+  );
+  t.is(text.slice(places[0]!.offset, places[0]!.offset + places[0]!.length), JSON.stringify({ x: ['msg_during00003'] }));
+});
+
+// Rule: deliveries stored one file each by earlier versions are moved into the journal at load
+// (durably, then the files are deleted); one already in the journal (a crash mid-migration) is
+// not duplicated; torn old files are removed once old.
+test('one-file deliveries of the old layout are moved into the journal', async (t) => {
+  const dataDir = await tempDir();
+  const paths = outboxPaths(dataDir);
+  const dir = paths.instanceDir(INSTANCE);
+  await mkdir(dir, { recursive: true });
+  const now = Date.now();
+  const old1 = newDeliveryRecord(event('old-1'), newDeliveryId(now), 1, now);
+  const old2 = newDeliveryRecord(event('old-2'), newDeliveryId(now + 1), 2, now + 1);
+  const done = { ...newDeliveryRecord(event('done'), newDeliveryId(now - 10), 0, now - 10), status: 'delivered' as const, deliveredAt: new Date(now).toISOString(), finishedAt: new Date(now).toISOString(), nextAttemptAt: null, attempts: 1, lastStatus: 200 };
+  for (const r of [old1, old2, done]) await writeFile(paths.file(INSTANCE, r.id), JSON.stringify(r));
+  // old2 was already moved by a start that crashed before deleting the files.
+  await writeFile(paths.journal(INSTANCE), `${fullLine(old2)}\n`);
+  const outbox = await outboxIn(dataDir);
+  t.is(outbox.pendingCount(), 2);
+  t.deepEqual(outbox.list(INSTANCE).map((r) => [r.id, r.status]), [[done.id, 'delivered'], [old1.id, 'pending'], [old2.id, 'pending']]);
+  t.deepEqual(await readdir(dir), ['outbox.jsonl']);
+  const lines = completeLines(await readFile(paths.journal(INSTANCE), 'utf8')).map((l) => parseLine(l));
+  t.is(lines.length, 3, 'old2 is not written twice');
+  t.deepEqual([...outbox.get(INSTANCE)!.heads()].map((d) => d.id), [old1.id], 'queue order (seq) kept: old-2 waits behind old-1');
+  await outbox.close();
+});
