@@ -65,7 +65,7 @@ export async function startGatewayOnDouble(options: { double?: ProtocolDoubleOpt
       baileys: { ...FAST_BAILEYS, logLevel: debug ? 'debug' : 'warn', ...options.config?.baileys, webSocketUrl: double.url },
       ...(debug ? { logLevel: 'debug' as const } : {}),
     });
-    const env = { ...childPreloadEnv(), ...mediaTrustEnv() };
+    const env = { ...childPreloadEnv(), ...mediaTrustEnv(double.media.hostname) };
     daemon = await startChildDaemon(dataDir, [], env);
     const created = await request(daemon.url, 'POST', '/api/instances/create', { secret, json: { sandbox: false } });
     if (created.status !== 201) throw new Error(`create failed: ${created.status} ${JSON.stringify(created.body)}`);

@@ -394,7 +394,8 @@ export class Contact {
       if (lidMode && !this.hidesPhone) attrs.participant_pn = this.jid;
       if (!lidMode) attrs.participant_lid = this.lid;
       for (const account of group.accounts()) {
-        for (const device of this.wire.devicesOf(account)) {
+        const devices = options.devices ? options.devices.filter((d) => d.account === account) : this.wire.devicesOf(account);
+        for (const device of devices) {
           const content: BinaryNode[] = [];
           const memo = `${group.jid}|${device.key}`;
           if (!this.senderKeySent.has(memo)) {

@@ -20,11 +20,19 @@ const KEY_PATH = fileURLToPath(new URL('./tls/media-key.pem', import.meta.url));
  * Environment for a child process (the built daemon) whose Baileys uploads to and downloads from
  * the media host: Node reads NODE_EXTRA_CA_CERTS once at start-up, for `https` and `fetch` alike.
  */
-export function mediaTrustEnv(): { NODE_EXTRA_CA_CERTS: string } {
-  return { NODE_EXTRA_CA_CERTS: MEDIA_CA_PATH };
+export function mediaTrustEnv(): { NODE_EXTRA_CA_CERTS: string };
+/**
+ * With the media host's `host:port`, also PROTOCOL_DOUBLE_MEDIA_HOST: preload-child.mjs then makes
+ * WhatsApp's CDN host name (mmg.whatsapp.net, where Baileys fetches history syncs and app-state
+ * snapshots) lead to the media host (cdn.mjs).
+ */
+export function mediaTrustEnv(mediaHost: string): { NODE_EXTRA_CA_CERTS: string; PROTOCOL_DOUBLE_MEDIA_HOST: string };
+export function mediaTrustEnv(mediaHost?: string): Record<string, string> {
+  return { NODE_EXTRA_CA_CERTS: MEDIA_CA_PATH, ...(mediaHost ? { PROTOCOL_DOUBLE_MEDIA_HOST: mediaHost } : {}) };
 }
 
-export type MediaKind = 'image' | 'video' | 'audio' | 'document' | 'sticker' | 'ptt' | 'gif';
+/** Media kinds, and the encrypted blobs of the sync: history syncs (`md-msg-hist`) and app-state snapshots (`md-app-state`). */
+export type MediaKind = 'image' | 'video' | 'audio' | 'document' | 'sticker' | 'ptt' | 'gif' | 'md-msg-hist' | 'md-app-state';
 
 /** HKDF info per media kind (WhatsApp's "WhatsApp <X> Keys"). */
 const HKDF_INFO: Record<MediaKind, string> = {
@@ -35,6 +43,8 @@ const HKDF_INFO: Record<MediaKind, string> = {
   audio: 'WhatsApp Audio Keys',
   ptt: 'WhatsApp Audio Keys',
   document: 'WhatsApp Document Keys',
+  'md-msg-hist': 'WhatsApp History Keys',
+  'md-app-state': 'WhatsApp App State Keys',
 };
 
 /** Upload paths per kind (`/mms/<x>`); stickers go with images. */

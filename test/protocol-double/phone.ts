@@ -1,6 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { verifySignature } from './cert.js';
 import { Curve, getBinaryNodeChild, proto, type BinaryNode, type KeyPair } from '@whiskeysockets/baileys';
+import type { AccountDataSpec } from './account-data.js';
 
 /** The phone's WhatsApp account: its number, LID and the account key that signs linked devices. */
 export interface Account {
@@ -8,6 +9,8 @@ export interface Account {
   lidUser: string;
   key: KeyPair;
   nextDeviceId: number;
+  /** What the account holds beyond empty (history, app state, groups): see account-data.ts. Null: nothing. */
+  data?: AccountDataSpec | null;
 }
 
 /** A linked device (a Baileys client) as the double knows it. */
@@ -38,6 +41,12 @@ export interface Device {
   outbox: BinaryNode[];
   /** The id of the initial history sync the phone sent this device (once per pairing, after its first login). */
   syncId: string | null;
+  /** Every stanza of the initial sync (key share, history syncs, the first group messages), once sent. */
+  syncIds?: string[];
+  /** Whether every stanza of the initial sync was handed to the device's outbox. */
+  syncSent?: boolean;
+  /** App-state versions the double served this device, by collection. */
+  appState?: Map<string, number>;
 }
 
 export interface ParsedQr {

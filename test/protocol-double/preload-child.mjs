@@ -2,9 +2,13 @@
 // tsx. With tsx's module hooks (a loader thread Node 20 talks to through Atomics.wait), a child
 // daemon deadlocked on a lazy import() under load: its main thread slept in Atomics.wait forever
 // (gdb: Builtin_AtomicsWait), and a send-media request never answered. Same key as cert.ts.
+// With PROTOCOL_DOUBLE_MEDIA_HOST (mediaTrustEnv(host)), WhatsApp's CDN host is the double's media
+// host for fetch() (history syncs, app-state snapshots: see cdn.mjs).
 import { readFileSync } from 'node:fs';
 import { WA_CERT_DETAILS } from '@whiskeysockets/baileys';
+import { installCdn } from './cdn.mjs';
 
 const root = JSON.parse(readFileSync(new URL('./root-key.json', import.meta.url), 'utf8'));
 WA_CERT_DETAILS.PUBLIC_KEY = Buffer.from(root.public, 'hex');
 WA_CERT_DETAILS.SERIAL = root.serial;
+if (process.env.PROTOCOL_DOUBLE_MEDIA_HOST) await installCdn(process.env.PROTOCOL_DOUBLE_MEDIA_HOST);

@@ -13,10 +13,12 @@ import {
   type BinaryNode,
   type KeyPair,
 } from '@whiskeysockets/baileys';
+import { accountAppState, addressBook, bootstrapHistory, GROUP_MEMBERS, pushNameHistory, recentHistory, resolveAccountData, type AccountDataOption, type AccountDataSpec, type BookEntry, type GroupRef } from './account-data.js';
+import { COLLECTIONS, newAppStateKey, type AppStateKey, type CollectionName, type CollectionState } from './app-state.js';
 import { makeCertChain } from './cert.js';
 import { Contact, newStanzaId, SignalDevice, type Bundle, type ChatState, type ContactOptions, type ContactWire } from './contact.js';
 import { Group, type GroupOptions } from './group.js';
-import { MediaHost } from './media.js';
+import { encryptMedia, MediaHost } from './media.js';
 import { encodeFrame, FrameReader, NoiseResponder } from './noise.js';
 import { buildPairSuccess, parseQr, verifyPairDeviceSign, type Account, type Device } from './phone.js';
 import { WebSocketServer, WS_OPEN, type WsServer, type WsSocket } from './ws.js';
@@ -60,6 +62,16 @@ export interface ProtocolDoubleOptions {
    * login until then.
    */
   initialSync?: boolean;
+  /**
+   * What each account holds when its first device links (default `'empty'`: no chats, app state
+   * unchanged, only the contacts' LID mappings). `'realistic'` is what WhatsApp gives a real
+   * account: an app-state sync key shared by the phone, then history syncs of 200 chats and 2,000
+   * messages (INITIAL_BOOTSTRAP inline, RECENT and PUSH_NAME as encrypted blobs on the media
+   * host), 300 contacts, 5 groups whose members then write (sender keys), and app-state snapshots
+   * and patches with real MACs for every collection. Or an AccountDataSpec; `scan(qr, {
+   * accountData })` sets it per account. See account-data.ts.
+   */
+  accountData?: AccountDataOption;
   /** Debug sink for a line per event and decoded stanza (or set PROTOCOL_DOUBLE_DEBUG=1). */
   log?: (line: string) => void;
 }
@@ -71,6 +83,25 @@ export interface DoubleError {
 }
 
 export type SessionKind = 'registration' | 'login';
+
+/** An account's history, app state and groups (accountData), built when its first device logs in. */
+export interface AccountWorld {
+  spec: AccountDataSpec;
+  key: AppStateKey;
+  groups: Group[];
+  collections: Record<CollectionName, CollectionState>;
+  /** proto.ExternalBlobReference of each collection's snapshot on the media host. */
+  snapshots: Map<CollectionName, Uint8Array>;
+}
+
+/** A history sync blob on the media host, as a historySyncNotification names it. */
+interface UploadedHistory {
+  mediaKey: Buffer;
+  directPath: string;
+  fileSha256: Buffer;
+  fileEncSha256: Buffer;
+  fileLength: number;
+}
 
 /** One WebSocket connection to the double, from connect to close. */
 export class Session {
@@ -143,6 +174,8 @@ export class ProtocolDouble implements ContactWire {
   assumedPreKeys: number;
   sendOffline: boolean;
   initialSync: boolean;
+  /** Default account data (accountData option); `scan(qr, { accountData })` overrides it per account. */
+  accountData: AccountDataSpec | null;
   /** Each account's phone (device 0) as a Signal device, by phone digits. */
   readonly phones = new Map<string, Contact>();
   /** Error codes for the next messages from linked devices (rejectMessages). */
@@ -156,6 +189,9 @@ export class ProtocolDouble implements ContactWire {
   private readonly log: (line: string) => void;
   private nextSessionId = 1;
   private nextIqId = 1;
+  /** Account data shared by every account of a spec: address book, the 1:1 history and push names (uploaded once), group members. */
+  private readonly shared = new Map<AccountDataSpec, Promise<{ book: BookEntry[]; recent: UploadedHistory; pushNames: UploadedHistory; members: Contact[] }>>();
+  private readonly worlds = new Map<Account, Promise<AccountWorld>>();
 
   private constructor(
     private readonly wss: WsServer,
@@ -168,6 +204,7 @@ export class ProtocolDouble implements ContactWire {
     this.assumedPreKeys = options.assumedPreKeys ?? 30;
     this.sendOffline = options.sendOffline ?? true;
     this.initialSync = options.initialSync ?? true;
+    this.accountData = resolveAccountData(options.accountData);
     this.defaultPhone = options.phone ?? '15550000001';
     this.certChain = makeCertChain(this.staticKey.public);
     const debug = process.env.PROTOCOL_DOUBLE_DEBUG === '1' ? (line: string) => console.error(`[double] ${line}`) : () => undefined;
@@ -351,7 +388,7 @@ export class ProtocolDouble implements ContactWire {
    * reply and checks its device signature, then restarts the stream with 515 as WhatsApp does.
    * Resolves with the new device once Baileys' reply checked out.
    */
-  async scan(qr: string, options: { phone?: string; restart?: boolean } = {}): Promise<Device> {
+  async scan(qr: string, options: { phone?: string; restart?: boolean; accountData?: AccountDataOption } = {}): Promise<Device> {
     const parsed = parseQr(qr);
     const session = this.sessions.find((s) => s.refs.includes(parsed.ref));
     if (!session) throw new Error(`scan: no session issued ref ${parsed.ref}`);
@@ -362,6 +399,7 @@ export class ProtocolDouble implements ContactWire {
       throw new Error('scan: the QR identity key is not the one the client registered');
     }
     const account = this.account(options.phone);
+    if (options.accountData !== undefined) account.data = resolveAccountData(options.accountData);
     await this.phoneOf(account);
     const deviceId = account.nextDeviceId++;
     const device: Device = {
@@ -383,6 +421,9 @@ export class ProtocolDouble implements ContactWire {
       usedPreKeys: [],
       outbox: [],
       syncId: null,
+      syncIds: [],
+      syncSent: false,
+      appState: new Map(),
     };
     const { node, details } = buildPairSuccess(this.iqId(), device, parsed.advSecret);
     const reply = await this.request(session, node);
@@ -551,7 +592,10 @@ export class ProtocolDouble implements ContactWire {
     }
     if (this.initialSync && device.syncId === null) {
       device.syncId = newStanzaId();
-      this.sendInitialSync(device).catch((err: unknown) => this.error(`initial history sync for ${device.jid} failed: ${err instanceof Error ? err.message : String(err)}`));
+      const spec = this.dataOf(device.account);
+      (spec ? this.sendAccountData(device, spec) : this.sendInitialSync(device))
+        .then(() => (device.syncSent = true))
+        .catch((err: unknown) => this.error(`initial history sync for ${device.jid} failed: ${err instanceof Error ? err.stack : String(err)}`));
     }
   }
 
@@ -583,10 +627,187 @@ export class ProtocolDouble implements ContactWire {
   async synced(device: Device | undefined = this.lastDevice(), ms = 10_000): Promise<void> {
     if (!this.initialSync) return;
     const until = Date.now() + ms;
-    while (!device || device.syncId === null || device.outbox.some((n) => n.attrs.id === device.syncId)) {
-      if (Date.now() > until) throw new Error(`the initial history sync of ${device?.jid ?? 'no device'} was not acknowledged within ${ms} ms`);
+    const done = (d: Device): boolean => {
+      if (d.syncId === null || d.syncSent === false) return false;
+      const ids = new Set([d.syncId, ...(d.syncIds ?? [])]);
+      if (d.outbox.some((n) => ids.has(n.attrs.id ?? ''))) return false;
+      const world = this.worldNow(d.account);
+      return !world || COLLECTIONS.every((name) => (d.appState?.get(name) ?? -1) >= world.collections[name].version);
+    };
+    while (!device || !done(device)) {
+      if (Date.now() > until) throw new Error(`the initial sync of ${device?.jid ?? 'no device'} was not acknowledged within ${ms} ms`);
       await new Promise((r) => setTimeout(r, 10));
     }
+  }
+
+  // ---- account data (accountData): history, app state, groups -------------------------------
+
+  /** What the account holds (its own setting, else the double's default); null: nothing beyond the LID mappings. */
+  dataOf(account: Account): AccountDataSpec | null {
+    return account.data === undefined ? this.accountData : account.data;
+  }
+
+  /** The account's history, app state and groups, once its first device logged in (else undefined). */
+  worldNow(account: Account): AccountWorld | undefined {
+    return this.builtWorlds.get(account);
+  }
+
+  private readonly builtWorlds = new Map<Account, AccountWorld>();
+
+  /** The address book, the shared history blobs and the group members of a spec (built once). */
+  private sharedOf(spec: AccountDataSpec): Promise<{ book: BookEntry[]; recent: UploadedHistory; pushNames: UploadedHistory; members: Contact[] }> {
+    let shared = this.shared.get(spec);
+    if (!shared) {
+      shared = (async () => {
+        const book = addressBook(spec.contacts);
+        const upload = (bytes: Buffer): UploadedHistory => {
+          const enc = encryptMedia(deflateSync(bytes), 'md-msg-hist');
+          const stored = this.media.put(enc.file, 'md-msg-hist');
+          return { mediaKey: enc.mediaKey, directPath: stored.directPath, fileSha256: enc.fileSha256, fileEncSha256: enc.fileEncSha256, fileLength: enc.fileLength };
+        };
+        // Group members are real contacts (Signal devices): the first few of the address book.
+        const count = spec.groups > 0 ? Math.min(book.length, GROUP_MEMBERS + 4 * (spec.groups - 1)) : 0;
+        const members: Contact[] = [];
+        for (const b of book.slice(0, count)) members.push(await this.contact(`+${b.phone}`, { name: b.name }));
+        return { book, recent: upload(recentHistory(spec, book)), pushNames: upload(pushNameHistory(book)), members };
+      })();
+      this.shared.set(spec, shared);
+    }
+    return shared;
+  }
+
+  /** Builds (once) the account's groups, app-state key and collections, and uploads the snapshots. */
+  private worldOf(account: Account, spec: AccountDataSpec): Promise<AccountWorld> {
+    let world = this.worlds.get(account);
+    if (!world) {
+      world = (async () => {
+        const { book, members } = await this.sharedOf(spec);
+        const subjects = ['Family', 'Work', 'Football club', 'Neighbours', 'Book club'];
+        const groups: Group[] = [];
+        const refs: GroupRef[] = [];
+        for (let g = 0; g < spec.groups; g++) {
+          const contacts = members.slice(4 * g, 4 * g + GROUP_MEMBERS);
+          const subject = subjects[g % subjects.length]! + (g >= subjects.length ? ` ${g + 1}` : '');
+          const group = this.group(subject, contacts, { phone: account.phone, admins: contacts.slice(0, 1) });
+          groups.push(group);
+          refs.push({ jid: group.jid, subject, members: contacts.map((c) => book.find((b) => `+${b.phone}` === c.phone)!) });
+        }
+        const key = newAppStateKey();
+        const collections = accountAppState(key, spec, book, refs, `Account ${account.phone}`);
+        const snapshots = new Map<CollectionName, Uint8Array>();
+        for (const name of COLLECTIONS) {
+          const snapshot = collections[name].snapshot;
+          if (!snapshot) continue;
+          const enc = encryptMedia(snapshot, 'md-app-state');
+          const stored = this.media.put(enc.file, 'md-app-state');
+          snapshots.set(
+            name,
+            proto.ExternalBlobReference.encode({ mediaKey: enc.mediaKey, directPath: stored.directPath, handle: `double-${name}`, fileSizeBytes: enc.fileLength, fileSha256: enc.fileSha256, fileEncSha256: enc.fileEncSha256 }).finish(),
+          );
+        }
+        const built: AccountWorld = { spec, key, groups, collections, snapshots };
+        this.builtWorlds.set(account, built);
+        return built;
+      })();
+      this.worlds.set(account, world);
+    }
+    return world;
+  }
+
+  /**
+   * What the phone sends a newly linked device of an account with data, in WhatsApp's order: the
+   * app-state sync key, the INITIAL_BOOTSTRAP history (inline: LID mappings, the groups' latest
+   * messages), the RECENT history (1:1 chats) and push names as blobs on the media host; then
+   * members write in each group, sending the device their sender keys. Baileys syncs app state on
+   * the bootstrap, answered by answerAppState.
+   */
+  private async sendAccountData(device: Device, spec: AccountDataSpec): Promise<void> {
+    const account = device.account;
+    const phone = await this.phoneOf(account);
+    const world = await this.worldOf(account, spec);
+    const { book, recent, pushNames } = await this.sharedOf(spec);
+    const to = this.accountJid(account.phone);
+    const ids = (device.syncIds ??= []);
+    const peer = async (message: proto.IMessage, id = newStanzaId()): Promise<void> => {
+      ids.push(id);
+      await phone.send(to, message, { type: 'text', devices: [device], attrs: { category: 'peer' }, id });
+    };
+    const HistoryType = proto.HistorySync.HistorySyncType;
+    const notification = (syncType: proto.HistorySync.HistorySyncType, blob: UploadedHistory, chunkOrder: number): proto.IMessage => ({
+      protocolMessage: {
+        type: proto.Message.ProtocolMessage.Type.HISTORY_SYNC_NOTIFICATION,
+        historySyncNotification: { syncType, ...blob, chunkOrder, progress: 100 },
+      },
+    });
+    await peer({
+      protocolMessage: {
+        type: proto.Message.ProtocolMessage.Type.APP_STATE_SYNC_KEY_SHARE,
+        appStateSyncKeyShare: {
+          keys: [
+            {
+              keyId: { keyId: world.key.keyId },
+              keyData: { keyData: world.key.keyData, fingerprint: { rawId: Number(account.phone.slice(-9)), currentIndex: 0, deviceIndexes: [0, device.deviceId] }, timestamp: world.key.timestamp },
+            },
+          ],
+        },
+      },
+    });
+    const simulated = [...this.contacts.values()].filter((c) => !c.hidesPhone).map((c) => ({ pnJid: c.jid, lidJid: c.lid }));
+    const refs: GroupRef[] = world.groups.map((g) => ({ jid: g.jid, subject: g.subject, members: g.contacts().map((c) => book.find((b) => `+${b.phone}` === c.phone)!) }));
+    await peer(
+      {
+        protocolMessage: {
+          type: proto.Message.ProtocolMessage.Type.HISTORY_SYNC_NOTIFICATION,
+          historySyncNotification: { syncType: HistoryType.INITIAL_BOOTSTRAP, initialHistBootstrapInlinePayload: bootstrapHistory(refs, book, simulated), progress: 100, chunkOrder: 0 },
+        },
+      },
+      device.syncId!,
+    );
+    await peer(notification(HistoryType.RECENT, recent, 1));
+    await peer(notification(HistoryType.PUSH_NAME, pushNames, 2));
+    for (const group of world.groups) {
+      for (const member of group.contacts().slice(0, spec.groupSenders)) {
+        const id = newStanzaId();
+        ids.push(id);
+        await member.send(group.jid, { conversation: `hi from ${member.name}` }, { type: 'text', id, devices: [device] });
+      }
+    }
+  }
+
+  /**
+   * `w:sync:app:state` for an account with data: per collection asked, a snapshot (an external
+   * blob) when the client asks for one or is behind it, then the patches it lacks. A collection the
+   * client asks for again after it had everything means its MAC checks failed: an error.
+   */
+  private answerAppState(device: Device, world: AccountWorld, node: BinaryNode): BinaryNode[] {
+    const served = (device.appState ??= new Map());
+    const asked = getBinaryNodeChildren(getBinaryNodeChild(node, 'sync'), 'collection');
+    return [
+      {
+        tag: 'sync',
+        attrs: {},
+        content: asked.map((c) => {
+          const name = c.attrs.name ?? '';
+          const from = Number(c.attrs.version ?? '0');
+          const wantsSnapshot = c.attrs.return_snapshot === 'true';
+          const state = (world.collections as Partial<Record<string, CollectionState>>)[name];
+          if (!state) return { tag: 'collection', attrs: { name, version: String(from) } };
+          if ((served.get(name) ?? -1) >= state.version && (wantsSnapshot || from < state.version)) {
+            this.error(`${device.jid} asked for app state ${name} again (from v${from}${wantsSnapshot ? ', snapshot' : ''}) after it was served up to v${state.version}: its MAC checks failed?`);
+          }
+          const content: BinaryNode[] = [];
+          let patches = state.patches.filter((p) => p.version > from);
+          const snapshot = world.snapshots.get(name as CollectionName);
+          if (snapshot && (wantsSnapshot || from < state.snapshotVersion)) {
+            content.push({ tag: 'snapshot', attrs: {}, content: snapshot });
+            patches = state.patches;
+          }
+          if (patches.length > 0) content.push({ tag: 'patches', attrs: {}, content: patches.map((p) => ({ tag: 'patch', attrs: {}, content: p.bytes })) });
+          served.set(name, state.version);
+          return { tag: 'collection', attrs: { name, version: String(state.version) }, content };
+        }),
+      },
+    ];
   }
 
   private async onNode(session: Session, node: BinaryNode): Promise<void> {
@@ -661,6 +882,8 @@ export class ProtocolDouble implements ContactWire {
     } else if (xmlns === 'privacy' && node.attrs.type === 'get' && child?.tag === 'privacy') {
       const all = ['readreceipts', 'last', 'online', 'profile', 'status', 'groupadd', 'calladd'];
       result.content = [{ tag: 'privacy', attrs: {}, content: all.map((name) => ({ tag: 'category', attrs: { name, value: name === 'calladd' ? 'all' : 'all' } })) }];
+    } else if (xmlns === 'w:sync:app:state' && device && this.worldNow(device.account)) {
+      result.content = this.answerAppState(device, this.worldNow(device.account)!, node);
     } else if (xmlns === 'w:sync:app:state') {
       // Nothing to sync: every collection stays at the version asked for, no patches, no snapshot.
       const collections = getBinaryNodeChildren(getBinaryNodeChild(node, 'sync'), 'collection');
