@@ -81,8 +81,9 @@ function Overview({ id, session, onSession, view, reloadView }: OverviewProps) {
   const [plan, setPlan] = useState<{ premium: boolean; premiumUntil: string | null; quotaRemaining: string | number } | null>(null);
   const [qr, setQr] = useState<string | null>(null);
   const [newKey, setNewKey] = useState<string | null>(null);
-  const [error, setError] = useState('');
-  const [done, setDone] = useState('');
+  // What an action said, shown in the card it was done in.
+  type Card = 'connection' | 'key' | 'plan';
+  const [said, setSaid] = useState<{ card: Card; ok: boolean; text: string } | null>(null);
   const [phone, setPhone] = useState('');
   const [code, setCode] = useState('');
   const [confirmLogout, setConfirmLogout] = useState(false);
@@ -105,7 +106,7 @@ function Overview({ id, session, onSession, view, reloadView }: OverviewProps) {
       setPlan(s);
       if (s.status === 'qr_code_generated') await loadQr();
     } catch (err) {
-      setError(errorText(err));
+      setSaid({ card: 'connection', ok: false, text: errorText(err) });
     }
   }, [id, loadQr]);
 
@@ -123,19 +124,24 @@ function Overview({ id, session, onSession, view, reloadView }: OverviewProps) {
     });
   }, [id, load, loadQr]);
 
-  const act = async (what: string, f: () => Promise<unknown>): Promise<void> => {
-    setError('');
-    setDone('');
+  const act = async (card: Card, what: string, f: () => Promise<unknown>): Promise<void> => {
+    setSaid(null);
     try {
       await f();
-      setDone(what);
+      if (what) setSaid({ card, ok: true, text: what });
     } catch (err) {
-      setError(errorText(err));
+      setSaid({ card, ok: false, text: errorText(err) });
     }
   };
+  const saidIn = (card: Card) =>
+    said?.card === card ? (
+      <p className={said.ok ? 'ok' : 'error'} role={said.ok ? 'status' : 'alert'}>
+        {said.text}
+      </p>
+    ) : null;
 
   const rotate = () =>
-    act('Key rotated: the old key is refused from now on.', async () => {
+    act('key', 'Key rotated: the old key is refused from now on.', async () => {
       if (admin) {
         const r = await api<{ apiKey: string }>('POST', `/api/instances/${enc(id)}/rotate-key`);
         setNewKey(r.apiKey);
@@ -153,7 +159,7 @@ function Overview({ id, session, onSession, view, reloadView }: OverviewProps) {
     });
 
   const planWrite = (what: string, path: string, body: unknown) =>
-    act(what, async () => {
+    act('plan', what, async () => {
       await api('POST', path, body);
       await Promise.all([reloadView(), load()]);
     });
@@ -180,7 +186,7 @@ function Overview({ id, session, onSession, view, reloadView }: OverviewProps) {
             className="pair-code"
             onSubmit={(e) => {
               e.preventDefault();
-              void act('', async () => setCode((await api<{ code: string }>('POST', `/api/${enc(id)}/pairing-code`, { phone: phone.trim() })).code));
+              void act('connection', '', async () => setCode((await api<{ code: string }>('POST', `/api/${enc(id)}/pairing-code`, { phone: phone.trim() })).code));
             }}
           >
             <h3>Or pair with a code</h3>
@@ -201,7 +207,7 @@ function Overview({ id, session, onSession, view, reloadView }: OverviewProps) {
           </form>
         )}
         <div className="row wrap actions">
-          <button type="button" onClick={() => void act('Restarted: reconnecting.', () => api('POST', `/api/${enc(id)}/restart`).then(load))}>
+          <button type="button" onClick={() => void act('connection', 'Restarted: reconnecting.', () => api('POST', `/api/${enc(id)}/restart`).then(load))}>
             Restart connection
           </button>
           {confirmLogout ? (
@@ -212,7 +218,7 @@ function Overview({ id, session, onSession, view, reloadView }: OverviewProps) {
                 className="danger"
                 onClick={() => {
                   setConfirmLogout(false);
-                  void act('Logged out: pair again with the new QR.', () => api('POST', `/api/${enc(id)}/logout`).then(load));
+                  void act('connection', 'Logged out: pair again with the new QR.', () => api('POST', `/api/${enc(id)}/logout`).then(load));
                 }}
               >
                 Yes, log out
@@ -227,6 +233,7 @@ function Overview({ id, session, onSession, view, reloadView }: OverviewProps) {
             </button>
           )}
         </div>
+        {saidIn('connection')}
       </div>
       <div className="card">
         <h2>API key</h2>
@@ -234,6 +241,7 @@ function Overview({ id, session, onSession, view, reloadView }: OverviewProps) {
         <button type="button" onClick={() => void rotate()}>
           Rotate key
         </button>
+        {saidIn('key')}
         {newKey && <KeyOnce label="New API key" value={newKey} onDone={() => setNewKey(null)} />}
       </div>
       <div className="card" aria-label="plan">
@@ -270,17 +278,8 @@ function Overview({ id, session, onSession, view, reloadView }: OverviewProps) {
         ) : (
           <p className="muted">Credits and premium are changed by the administrator.</p>
         )}
+        {saidIn('plan')}
       </div>
-      {done && (
-        <p className="ok" role="status">
-          {done}
-        </p>
-      )}
-      {error && (
-        <p className="error" role="alert">
-          {error}
-        </p>
-      )}
     </div>
   );
 }
