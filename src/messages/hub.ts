@@ -62,8 +62,17 @@ async function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
 export class MessageHub {
   constructor(private readonly deps: MessageHubDeps) {}
 
+  private nowMs = NaN;
+  private nowText = '';
+
+  /** The clock as an ISO string, formatted once per millisecond (a send asks twice). */
   private now(): string {
-    return new Date(this.deps.clock.now()).toISOString();
+    const ms = this.deps.clock.now();
+    if (ms !== this.nowMs) {
+      this.nowMs = ms;
+      this.nowText = new Date(ms).toISOString();
+    }
+    return this.nowText;
   }
 
   /** A received message: its media downloaded and kept, stored, published. */
