@@ -21,6 +21,7 @@ import {
   type ReactFlowState,
 } from '@xyflow/react';
 import { api, ApiError, enc, errorText } from './api';
+import { ConfirmButton } from './Confirm';
 
 type RuleKind = 'contains' | 'equals' | 'regex' | 'any';
 /** Fields the builder does not edit but keeps as they are: `description` and the "_" fields of tools. */
@@ -251,7 +252,6 @@ function Builder({ id }: { id: string }) {
   const [error, setError] = useState('');
   const [loaded, setLoaded] = useState(false);
   const [saved, setSaved] = useState('');
-  const [confirmClear, setConfirmClear] = useState(false);
   const [fitted, setFitted] = useState(0);
 
   const adopt = useCallback((flow: FlowDoc | null) => {
@@ -389,7 +389,6 @@ function Builder({ id }: { id: string }) {
   };
 
   const clear = async (): Promise<void> => {
-    setConfirmClear(false);
     setMessage('');
     setError('');
     try {
@@ -433,21 +432,7 @@ function Builder({ id }: { id: string }) {
           <button type="button" className="primary" onClick={() => void save()}>
             Save and activate
           </button>
-          {confirmClear ? (
-            <span className="row wrap" role="group" aria-label="confirm clear">
-              <span>Remove the flow? The bot stops answering.</span>
-              <button type="button" className="danger" onClick={() => void clear()}>
-                Yes, clear
-              </button>
-              <button type="button" onClick={() => setConfirmClear(false)}>
-                Cancel
-              </button>
-            </span>
-          ) : (
-            <button type="button" className="danger" onClick={() => setConfirmClear(true)}>
-              Clear flow
-            </button>
-          )}
+          <ConfirmButton label="Clear flow" question="Remove the flow? The bot stops answering." yes="Yes, clear" group="confirm clear" onYes={() => void clear()} />
         </div>
       </div>
       <p className="muted" aria-live="polite" data-testid="flow-state">

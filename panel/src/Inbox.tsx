@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useRef, useState, type FormEvent } from 'react';
-import { api, clock, enc, errorText, every, liveEvents, when } from './api';
+import { api, clock, enc, errorText, every, liveEvents, newestOnly, when } from './api';
 
 interface Handover {
   phone: string | null;
@@ -35,29 +35,34 @@ export function Inbox({ id }: { id: string }) {
   const chatRef = useRef<string | null>(null);
   chatRef.current = chat;
 
+  const newestList = useRef(newestOnly()).current;
+  const newestChat = useRef(newestOnly()).current;
   const loadList = useCallback(
     async (background = false) => {
+      const current = newestList();
       try {
         const r = await api<{ handovers: Handover[] }>('GET', `/api/${enc(id)}/handovers`, undefined, { background });
+        if (!current()) return;
         setHandovers([...r.handovers].sort((a, b) => b.openedAt.localeCompare(a.openedAt)));
         setLoaded(true);
       } catch (err) {
         if (!background) setError(errorText(err));
       }
     },
-    [id],
+    [id, newestList],
   );
 
   const loadChat = useCallback(
     async (chatId: string) => {
+      const current = newestChat();
       try {
         const r = await api<{ messages: Message[] }>('GET', `/api/${enc(id)}/chats/${enc(chatId)}/messages?limit=50`);
-        if (chatRef.current === chatId) setMessages([...r.messages].reverse());
+        if (current() && chatRef.current === chatId) setMessages([...r.messages].reverse());
       } catch (err) {
         setError(errorText(err));
       }
     },
-    [id],
+    [id, newestChat],
   );
 
   useEffect(() => {

@@ -1,6 +1,7 @@
-import { useCallback, useEffect, useState } from 'react';
+import { useCallback, useEffect, useRef, useState } from 'react';
 import { api, enc, errorText, liveEvents, sessionChanging, when, type InstanceView, type Session } from './api';
 import { KeyOnce } from './KeyOnce';
+import { ConfirmButton } from './Confirm';
 import { Inbox } from './Inbox';
 import { FlowBuilder } from './FlowBuilder';
 import { Webhook } from './Webhook';
@@ -86,24 +87,30 @@ function Overview({ id, session, onSession, view, reloadView }: OverviewProps) {
   const [said, setSaid] = useState<{ card: Card; ok: boolean; text: string } | null>(null);
   const [phone, setPhone] = useState('');
   const [code, setCode] = useState('');
-  const [confirmLogout, setConfirmLogout] = useState(false);
   const [addCredits, setAddCredits] = useState('100');
   const [days, setDays] = useState('30');
 
+  // Answers can overtake each other and the event stream: only the newest QR request is drawn,
+  // and a status read before the last live event is older than what that event said.
+  const qrSeq = useRef(0);
+  const lastEventAt = useRef(0);
   const loadQr = useCallback(async () => {
+    const seq = ++qrSeq.current;
     try {
       const r = await api<{ qrImage: string }>('GET', `/api/${enc(id)}/qr-code`);
-      setQr(r.qrImage);
+      if (seq === qrSeq.current) setQr(r.qrImage);
     } catch {
-      setQr(null);
+      if (seq === qrSeq.current) setQr(null);
     }
   }, [id]);
 
   const load = useCallback(async () => {
     try {
+      const sentAt = performance.now();
       const s = await api<{ status: string; premium: boolean; premiumUntil: string | null; quotaRemaining: string | number }>('GET', `/api/${enc(id)}/status`);
-      setStatus(s.status);
       setPlan(s);
+      if (lastEventAt.current > sentAt) return;
+      setStatus(s.status);
       if (s.status === 'qr_code_generated') await loadQr();
     } catch (err) {
       setSaid({ card: 'connection', ok: false, text: errorText(err) });
@@ -114,6 +121,7 @@ function Overview({ id, session, onSession, view, reloadView }: OverviewProps) {
     void load();
     // One stream for the page: status changes and each new QR, drawn as they come.
     return liveEvents(id, ['instance.status', 'qr.updated'], (type, data) => {
+      lastEventAt.current = performance.now();
       if (type === 'instance.status') {
         const to = String(data.to);
         setStatus(to);
@@ -210,28 +218,13 @@ function Overview({ id, session, onSession, view, reloadView }: OverviewProps) {
           <button type="button" onClick={() => void act('connection', 'Restarted: reconnecting.', () => api('POST', `/api/${enc(id)}/restart`).then(load))}>
             Restart connection
           </button>
-          {confirmLogout ? (
-            <span className="row wrap" role="group" aria-label="confirm logout">
-              <span>Unlink the phone? It has to pair again.</span>
-              <button
-                type="button"
-                className="danger"
-                onClick={() => {
-                  setConfirmLogout(false);
-                  void act('connection', 'Logged out: pair again with the new QR.', () => api('POST', `/api/${enc(id)}/logout`).then(load));
-                }}
-              >
-                Yes, log out
-              </button>
-              <button type="button" onClick={() => setConfirmLogout(false)}>
-                Cancel
-              </button>
-            </span>
-          ) : (
-            <button type="button" className="danger" onClick={() => setConfirmLogout(true)}>
-              Log out device
-            </button>
-          )}
+          <ConfirmButton
+            label="Log out device"
+            question="Unlink the phone? It has to pair again."
+            yes="Yes, log out"
+            group="confirm logout"
+            onYes={() => void act('connection', 'Logged out: pair again with the new QR.', () => api('POST', `/api/${enc(id)}/logout`).then(load))}
+          />
         </div>
         {saidIn('connection')}
       </div>

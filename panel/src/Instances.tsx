@@ -1,6 +1,7 @@
-import { useCallback, useEffect, useState, type FormEvent } from 'react';
-import { api, enc, errorText, every, type InstanceView } from './api';
+import { useCallback, useEffect, useRef, useState, type FormEvent } from 'react';
+import { api, enc, errorText, every, newestOnly, type InstanceView } from './api';
 import { KeyOnce } from './KeyOnce';
+import { ConfirmButton } from './Confirm';
 
 const PAGE = 100;
 /** The admin list route answers at most this many at once. */
@@ -22,12 +23,14 @@ export function Instances() {
   const [owner, setOwner] = useState('');
   const [kind, setKind] = useState<'sandbox' | 'whatsapp'>('sandbox');
   const [created, setCreated] = useState<{ id: string; key: string } | null>(null);
-  const [confirming, setConfirming] = useState<string | null>(null);
 
+  const newest = useRef(newestOnly()).current;
   const load = useCallback(
     async (background = false) => {
+      const current = newest();
       try {
         const r = await api<{ instances: InstanceView[]; nextCursor: string | null }>('GET', `/api/instances?limit=${shown}`, undefined, { background });
+        if (!current()) return;
         setList(r.instances);
         setMore(r.nextCursor !== null);
         setLoaded(true);
@@ -35,7 +38,7 @@ export function Instances() {
         if (!background) setError(errorText(err));
       }
     },
-    [shown],
+    [shown, newest],
   );
   useEffect(() => {
     void load();
@@ -57,7 +60,6 @@ export function Instances() {
   };
 
   const remove = async (id: string): Promise<void> => {
-    setConfirming(null);
     try {
       await api('DELETE', `/api/instances/${enc(id)}`);
       await load();
@@ -113,21 +115,14 @@ export function Instances() {
               {i.owner && <span>owner {i.owner}</span>}
               <span>{i.premium ? 'premium' : `${String(i.quotaRemaining)} credits`}</span>
             </div>
-            {confirming === i.instanceId ? (
-              <div className="row wrap confirm" role="group" aria-label="confirm delete">
-                <span>Delete {i.name ?? i.instanceId} and all its data?</span>
-                <button type="button" className="danger" onClick={() => void remove(i.instanceId)}>
-                  Yes, delete
-                </button>
-                <button type="button" onClick={() => setConfirming(null)}>
-                  Cancel
-                </button>
-              </div>
-            ) : (
-              <button type="button" className="danger" aria-label={`Delete ${i.name ?? i.instanceId}`} onClick={() => setConfirming(i.instanceId)}>
-                Delete
-              </button>
-            )}
+            <ConfirmButton
+              label="Delete"
+              ariaLabel={`Delete ${i.name ?? i.instanceId}`}
+              question={`Delete ${i.name ?? i.instanceId} and all its data?`}
+              yes="Yes, delete"
+              group="confirm delete"
+              onYes={() => void remove(i.instanceId)}
+            />
           </li>
         ))}
       </ul>

@@ -1,5 +1,5 @@
-import { useCallback, useEffect, useState, type FormEvent } from 'react';
-import { api, enc, errorText, EVENT_TYPES, every, when, type InstanceView, type WebhookView } from './api';
+import { useCallback, useEffect, useRef, useState, type FormEvent } from 'react';
+import { api, enc, errorText, EVENT_TYPES, every, newestOnly, when, type InstanceView, type WebhookView } from './api';
 
 interface Delivery {
   id: string;
@@ -51,17 +51,20 @@ export function Webhook({ id, admin, view }: { id: string; admin: boolean; view:
     if (view) adopt(view.webhook ?? null);
   }, [view, adopt]);
 
+  const newest = useRef(newestOnly()).current;
   const loadDeliveries = useCallback(
     async (background = false) => {
+      const current = newest();
       try {
         const r = await api<{ deliveries: Delivery[]; counts: Counts }>('GET', `/api/${enc(id)}/webhook/deliveries?limit=50${filter ? `&status=${filter}` : ''}`, undefined, { background });
+        if (!current()) return;
         setDeliveries(r.deliveries);
         setCounts(r.counts);
       } catch (err) {
         if (!background) setError(errorText(err));
       }
     },
-    [id, filter],
+    [id, filter, newest],
   );
   useEffect(() => void loadDeliveries(), [loadDeliveries]);
   // While something is on its way, the list follows it.

@@ -129,6 +129,19 @@ export function errorText(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
+/**
+ * For reloads that can overtake each other (a poll, an event, an action's own reload): each call
+ * of the returned function starts one and gives back "is it still the newest?", so an older
+ * answer arriving last never replaces a newer one.
+ */
+export function newestOnly(): () => () => boolean {
+  let n = 0;
+  return () => {
+    const mine = ++n;
+    return () => mine === n;
+  };
+}
+
 /** A time in the reader's locale; the ISO text stays in the title. */
 export function when(iso: string | null | undefined): string {
   if (!iso) return '';

@@ -207,10 +207,26 @@ test('admin: sign in, instances (sandbox and WhatsApp), live QR, pairing code, c
   await qr.waitFor();
   t.is((await d.request('POST', `/api/${id}/sandbox/scan`, { key: firstKey })).status, 200);
   await status.filter({ hasText: /^connected$/ }).waitFor();
-  // Restart: the connection goes down and comes back (the sandbox keeps its pairing).
+  // Restart: the connection goes down and comes back (the sandbox keeps its pairing). The page's
+  // own status read, answered while reconnecting but arriving after the live "connected", must
+  // not put the older status back.
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  await page.route(
+    `**/api/${id}/status`,
+    async (route) => {
+      const response = await route.fetch();
+      await gate;
+      await route.fulfill({ response });
+    },
+    { times: 1 },
+  );
   await page.getByRole('button', { name: 'Restart connection' }).click();
-  await page.getByRole('status').filter({ hasText: 'Restarted' }).waitFor();
   await status.filter({ hasText: /^connected$/ }).waitFor();
+  release();
+  await page.getByRole('status').filter({ hasText: 'Restarted' }).waitFor();
+  await frames(page);
+  t.is(await status.textContent(), 'connected', 'the live status stays');
   t.is(d.core.manager.get(id)?.connection.status, 'connected');
 
   // Rotate the key: the new one is shown once; the old one is refused.
@@ -491,6 +507,18 @@ test('keyboard only: sign in, open an instance, build and save a flow, answer (a
   await tabTo(page, page.getByRole('link', { name: 'Overview' }), { back: true });
   await kb.press('Enter');
   for (const name of ['Restart connection', 'Log out device', 'Rotate key', 'Add credits', 'Extend premium']) await tabTo(page, page.getByRole('button', { name }));
+
+  // A question before a deletion takes the focus to its safe answer; Escape gives it back.
+  await tabTo(page, page.getByRole('link', { name: 'All instances' }), { back: true });
+  await kb.press('Enter');
+  const del = page.getByRole('button', { name: 'Delete shop' });
+  await tabTo(page, del);
+  await kb.press('Enter');
+  const cancel = page.getByRole('group', { name: 'confirm delete' }).getByRole('button', { name: 'Cancel' });
+  await waitFor(() => cancel.evaluate((el) => el === document.activeElement), 10_000, 'focus on Cancel');
+  await kb.press('Escape');
+  await waitFor(() => del.evaluate((el) => el === document.activeElement), 10_000, 'focus back on Delete');
+  t.is(d.core.instances.size, 1);
 
   await tabTo(page, page.getByRole('button', { name: 'Sign out' }), { back: true });
   await kb.press('Enter');
