@@ -194,9 +194,8 @@ export class InstanceMessages {
     if ((record.k === 'e' || record.k === 'd' || record.k === 'r') && !this.entries.has(record.id)) return null;
     if (record.k === 'm' && this.entries.has(record.messageId)) return null;
     const text = JSON.stringify(record);
-    const length = Buffer.byteLength(text, 'utf8');
     let offset: number;
-    let done: Promise<void> = Promise.resolve();
+    let done: Promise<void> | null = null;
     if (durable) {
       const appended = this.journal.append(text);
       offset = appended.offset;
@@ -204,8 +203,10 @@ export class InstanceMessages {
     } else {
       offset = this.journal.appendLazy(text);
     }
+    // The journal counted the line's bytes (and its newline) as it queued it.
+    const length = this.journal.size - offset - 1;
     const change = this.apply(record, offset, length);
-    await done;
+    if (done) await done;
     this.maybeCompact();
     return change;
   }

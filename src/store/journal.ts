@@ -27,7 +27,6 @@ export class Journal {
   /** Bytes known to be in the file (the end of the last successful write). */
   private written: number;
   private queuedDurable: Waiter[] = [];
-  private queuedLazy: Waiter[] = [];
   private writing: Promise<void> | null = null;
   private closed = false;
   /** See `open`'s `eager`. */
@@ -88,9 +87,8 @@ export class Journal {
 
   /** Queues a line that need not be durable before the caller goes on; returns its offset. */
   appendLazy(text: string): number {
+    // No waiter: nothing can wait for a lazy line, so none is made (a send queues two of them).
     const offset = this.enqueue(text);
-    const written = new Promise<void>((resolve, reject) => this.queuedLazy.push({ resolve, reject }));
-    written.catch(() => undefined);
     this.kick();
     return offset;
   }
@@ -118,10 +116,8 @@ export class Journal {
     while (this.queued.length > 0) {
       const bufs = this.queued;
       const durable = this.queuedDurable;
-      const lazy = this.queuedLazy;
       this.queued = [];
       this.queuedDurable = [];
-      this.queuedLazy = [];
       try {
         checkWriteGuard();
         const data = bufs.length === 1 ? bufs[0]! : Buffer.concat(bufs);
@@ -130,19 +126,17 @@ export class Journal {
         if (durable.length > 0) await this.handle.datasync();
         this.written += data.length;
         for (const w of durable) w.resolve();
-        for (const w of lazy) w.resolve();
       } catch (err) {
         const failure = storageError(err, this.file);
         // Lines of a failed write were never acknowledged: cut off whatever part of them reached
         // the file (best effort; a reopen cuts a torn tail anyway).
         await this.handle.truncate(this.written).catch(() => undefined);
-        for (const w of [...durable, ...lazy]) w.reject(failure);
+        for (const w of durable) w.reject(failure);
         // The owner's in-memory view counted these lines: refuse until reopened.
         this.closed = true;
-        for (const w of [...this.queuedDurable, ...this.queuedLazy]) w.reject(failure);
+        for (const w of this.queuedDurable) w.reject(failure);
         this.queued = [];
         this.queuedDurable = [];
-        this.queuedLazy = [];
         return;
       }
     }
