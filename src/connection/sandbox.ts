@@ -118,7 +118,10 @@ export class SandboxConnection implements Connection {
 
   private async afterStart(): Promise<void> {
     if (!this.running) return;
-    if (await this.isPaired()) {
+    const paired = await this.isPaired();
+    // A scan (or a stop) may have come while the file was read: a QR now would undo its `connected`.
+    if (!this.running || this.state === 'connected') return;
+    if (paired) {
       this.setStatus('connected', 'restored session');
     } else {
       this.showQr();
