@@ -56,7 +56,7 @@ export function webhookRoutes(core: Core, deliverer: WebhookDeliverer): RouteDef
       response: { description: 'Deliveries.', schema: DeliveriesBody },
       errors: ['INVALID_FIELD'],
       async handle({ instance, query }) {
-        const all = (await deliverer.outbox.list(instance.id)).map(summarise);
+        const all = deliverer.outbox.list(instance.id).map(summarise);
         const counts = { pending: 0, delivered: 0, failed: 0 };
         for (const d of all) counts[d.status] += 1;
         const newestFirst = all.sort((a, b) => b.createdAt.localeCompare(a.createdAt) || b.id.localeCompare(a.id));
