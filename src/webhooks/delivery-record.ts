@@ -81,9 +81,19 @@ export function isDeliveryId(value: string): boolean {
   return DELIVERY_ID_PATTERN.test(value);
 }
 
+/** Random bytes drawn 4 KiB at a time: one call per id costs more than the rest of storing it. */
+let pool = Buffer.alloc(0);
+let poolAt = 0;
+
 /** `msg_` + time (base 36, sorts roughly by creation) + 64 random bits. */
 export function newDeliveryId(now: number): string {
-  return `msg_${Math.max(0, Math.floor(now)).toString(36).padStart(9, '0')}${randomBytes(8).toString('hex')}`;
+  if (poolAt + 8 > pool.length) {
+    pool = randomBytes(4096);
+    poolAt = 0;
+  }
+  const random = pool.toString('hex', poolAt, poolAt + 8);
+  poolAt += 8;
+  return `msg_${Math.max(0, Math.floor(now)).toString(36).padStart(9, '0')}${random}`;
 }
 
 /** Events about one chat share a lane (their order matters); instance-wide events share another. */
@@ -123,6 +133,28 @@ export function newDeliveryRecord(event: GatewayEvent, id: string, seq: number, 
 /** Shape check for a stored delivery; a foreign or hand-edited one is skipped, not trusted. */
 export function isDeliveryRecord(v: unknown): v is DeliveryRecord {
   return matches(DeliveryRecordSchema, v) && v.event.type === v.type && v.event.instanceId === v.instanceId;
+}
+
+/** A delivery without its event (a copy). */
+export function stateOf(r: DeliveryState): DeliveryState {
+  return {
+    v: r.v,
+    id: r.id,
+    instanceId: r.instanceId,
+    type: r.type,
+    lane: r.lane,
+    seq: r.seq,
+    createdAt: r.createdAt,
+    status: r.status,
+    attempts: r.attempts,
+    lastAttemptAt: r.lastAttemptAt,
+    lastError: r.lastError,
+    lastStatus: r.lastStatus,
+    nextAttemptAt: r.nextAttemptAt,
+    deliveredAt: r.deliveredAt,
+    finishedAt: r.finishedAt,
+    redeliveries: r.redeliveries,
+  };
 }
 
 /** The state fields of a delivery (what a `s` line stores). */

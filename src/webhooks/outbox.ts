@@ -13,6 +13,7 @@ import {
   newDeliveryId,
   newDeliveryRecord,
   patchOf,
+  stateOf,
   type DeliveryPatch,
   type DeliveryRecord,
   type DeliveryState,
@@ -73,13 +74,15 @@ interface Entry extends DeliveryState {
 }
 
 function entryOf(record: DeliveryRecord, at: Loc | null): Entry {
-  const { event: _event, ...state } = record;
-  return { ...state, at };
+  const e = stateOf(record) as Entry;
+  e.at = at;
+  return e;
 }
 
-function stateOf(e: Entry): DeliveryState {
-  const { at: _at, ...state } = e;
-  return state;
+function withEvent(e: Entry, event: GatewayEvent): DeliveryRecord {
+  const r = stateOf(e) as DeliveryRecord;
+  r.event = event;
+  return r;
 }
 
 /** Parses a `d` line, or null when the text is not the full line of delivery `id`. */
@@ -377,13 +380,13 @@ export class Outbox {
     const e = io?.entries.get(id);
     if (!io || !e) return null;
     const cached = this.fresh.get(id);
-    if (cached) return { ...stateOf(e), event: cached.event };
+    if (cached) return withEvent(e, cached.event);
     const log = io.log ?? (await this.openLog(io));
     const stored = await log.read(
       () => (io.entries.get(id) === e ? e.at : null),
       (text) => fullRecordOf(text, id),
     );
-    return stored ? { ...stateOf(e), event: stored.event } : null;
+    return stored ? withEvent(e, stored.event) : null;
   }
 
   /**
