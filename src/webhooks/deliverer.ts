@@ -60,8 +60,11 @@ export class WebhookDeliverer implements EventConsumer {
   private started = false;
   private stopped = false;
   private readonly agents = { http: new HttpAgent({ keepAlive: true }), https: new HttpsAgent({ keepAlive: true }) };
+  /** The connection resolves through the target policy too (DNS rebinding). */
+  private readonly lookup: ReturnType<typeof guardedLookup>;
 
   constructor(private readonly options: DelivererOptions) {
+    this.lookup = guardedLookup(options.resolver, options.settings.allowPrivateTargets);
     this.outbox = new Outbox({
       dataDir: options.dataDir,
       maxPendingPerInstance: options.settings.maxPendingPerInstance,
@@ -251,7 +254,7 @@ export class WebhookDeliverer implements EventConsumer {
       body,
       headers,
       timeoutMs: settings.timeoutMs,
-      lookup: guardedLookup(this.options.resolver, settings.allowPrivateTargets),
+      lookup: this.lookup,
       agents: this.agents,
       signal: abort.signal,
     });

@@ -39,6 +39,31 @@ function describeError(err: unknown, timeoutMs: number, RequestError: typeof Got
   return oneLine(err instanceof Error ? err.message : String(err));
 }
 
+type Got = (typeof import('got'))['default'];
+
+/**
+ * got instances with the options every delivery shares (by agents: one per deliverer), so each
+ * request merges only its own (got merges every option into a fresh Options per request).
+ */
+const clients = new WeakMap<object, { timeoutMs: number; lookup: LookupFunction; got: Got }>();
+
+function clientFor(got: Got, input: PostInput): Got {
+  const known = clients.get(input.agents);
+  if (known && known.timeoutMs === input.timeoutMs && known.lookup === input.lookup) return known.got;
+  const client = got.extend({
+    timeout: { request: input.timeoutMs },
+    retry: { limit: 0 },
+    followRedirect: false,
+    throwHttpErrors: false,
+    decompress: false,
+    http2: false,
+    dnsLookup: input.lookup,
+    agent: input.agents,
+  });
+  clients.set(input.agents, { timeoutMs: input.timeoutMs, lookup: input.lookup, got: client });
+  return client;
+}
+
 /**
  * One POST with got: no retries (the outbox schedules them), no redirects (a 3xx is a failure),
  * the configured timeout, and at most RESPONSE_PEEK_BYTES of the answer read before the socket is
@@ -46,24 +71,13 @@ function describeError(err: unknown, timeoutMs: number, RequestError: typeof Got
  */
 export async function postWebhook(input: PostInput): Promise<PostResult> {
   const { default: got, RequestError } = await loadGot();
+  const client = clientFor(got, input);
   return new Promise((resolve) => {
     let settled = false;
     let status: number | null = null;
     const chunks: Buffer[] = [];
     let size = 0;
-    const stream = got.stream.post(input.url, {
-      body: input.body,
-      headers: input.headers,
-      timeout: { request: input.timeoutMs },
-      retry: { limit: 0 },
-      followRedirect: false,
-      throwHttpErrors: false,
-      decompress: false,
-      http2: false,
-      dnsLookup: input.lookup,
-      agent: input.agents,
-      signal: input.signal,
-    });
+    const stream = client.stream(input.url, { method: 'POST', body: input.body, headers: input.headers, signal: input.signal });
     const finish = (result: PostResult, keepSocket = false): void => {
       if (settled) return;
       settled = true;
