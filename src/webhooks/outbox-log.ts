@@ -1,4 +1,7 @@
-import { readFile } from 'node:fs/promises';
+import { open, readFile, rename, rm } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { storageError } from '../domain/errors.js';
+import { FILE_MODE, checkWriteGuard, syncDir, tempPath } from '../store/atomic-write.js';
 import { Journal, type JournalLine } from '../store/journal.js';
 
 /** Where a line is in the journal file. */
@@ -12,10 +15,12 @@ export interface LogOwner {
   /** The journal was (re)opened: these are its lines; find each live delivery's full line again. */
   relocate(lines: readonly JournalLine[]): void;
   /**
-   * A compaction: the lines that replace the journal, built from its current content (`data`) and
-   * the owner's state, and a callback told where each of them went.
+   * A compaction: the lines that replace the journal's first `data.length` bytes, built from them
+   * and the owner's state (which may be newer: the lines after those bytes are kept after the
+   * snapshot and replayed on top of it, so they must be idempotent). `placed` is told where each
+   * snapshot line went, and that the lines from `tailFrom` on moved by `shift` bytes.
    */
-  snapshot(data: Buffer): { lines: string[]; placed(locs: Loc[]): void };
+  snapshot(data: Buffer): { lines: string[]; placed(locs: Loc[], tailFrom: number, shift: number): void };
 }
 
 interface Held {
@@ -30,9 +35,10 @@ interface Held {
  * One instance's outbox journal (store/journal.ts: group commit, torn tail cut at open), plus what
  * the outbox needs around it:
  *
- * - A compaction rewrites the journal from memory while deliveries keep arriving: lines written
- *   meanwhile are held and appended, in order, once the new file is in place (the journal itself
- *   must see no append while it is rewritten).
+ * - A compaction rewrites the journal from memory while deliveries keep arriving: the snapshot
+ *   is written to a temp file while lines still go to the journal; then, for a moment, new lines
+ *   are held while the journal's tail (the lines since the snapshot) is copied after it and the
+ *   temp file is renamed over the journal; the held lines follow, in order.
  * - A failed write closes the journal (store/journal.ts); the next line reopens it from disk (the
  *   owner relocates its lines), so one full disk does not stop the outbox for good.
  * - Reads of a line by location are retried when a compaction or a reopen moved it meanwhile.
@@ -66,7 +72,7 @@ export class OutboxLog {
   }
 
   get compacting(): boolean {
-    return this.busy !== null;
+    return this.compaction !== null;
   }
 
   /**
@@ -111,7 +117,7 @@ export class OutboxLog {
     void journal.close().catch(() => undefined);
   }
 
-  /** Runs a reopen or a compaction; lines held meanwhile follow it, in order. */
+  /** Runs a reopen or a compaction's swap; lines held meanwhile follow it, in order. */
   private run(work: Promise<void>): void {
     this.busy = work
       .catch(() => undefined)
@@ -119,14 +125,8 @@ export class OutboxLog {
         this.busy = null;
         const held = this.held;
         this.held = [];
-        const journal = this.journal;
-        for (const h of held) {
-          if (!journal || this.closed) {
-            h.reject(new Error(`outbox journal ${this.file} could not be opened`));
-            continue;
-          }
-          this.appendNow(journal, h.text, h.durable, h.placed).then(h.resolve, h.reject);
-        }
+        // Through append: a journal that could not be opened is tried again (once, for all of them).
+        for (const h of held) this.append(h.text, h.durable, h.placed).then(h.resolve, h.reject);
       });
   }
 
@@ -144,28 +144,81 @@ export class OutboxLog {
   }
 
   /**
-   * Rewrites the journal as the owner's snapshot (see LogOwner.snapshot). Resolves once done;
-   * a failure leaves the journal reopened from whatever file is in place, and is thrown.
+   * Rewrites the journal as the owner's snapshot (see LogOwner.snapshot) followed by the lines
+   * written since. Appends wait only while the tail is copied and the file renamed. A failure
+   * leaves the old journal (or, past the rename, the new one reopened) and is thrown.
    */
   compact(): Promise<void> {
     const journal = this.journal;
-    if (this.busy || !journal || this.closed) return Promise.resolve();
-    const work = (async () => {
-      try {
-        await journal.drain();
-        const snap = this.owner.snapshot(await readFile(this.file));
-        const offsets = await journal.rewrite(snap.lines);
-        this.gen += 1;
-        snap.placed(offsets.map((offset, i) => ({ offset, length: Buffer.byteLength(snap.lines[i]!, 'utf8') })));
-      } catch (err) {
-        // The rename may or may not have happened: reopen whichever file is there.
-        this.failed(journal);
-        await this.reopen().catch(() => undefined);
-        throw err;
-      }
-    })();
-    this.run(work);
+    if (this.compaction || this.busy || !journal || this.closed) return Promise.resolve();
+    const work = this.compactNow(journal).finally(() => {
+      this.compaction = null;
+    });
+    this.compaction = work;
     return work;
+  }
+
+  private compaction: Promise<void> | null = null;
+
+  private async compactNow(journal: Journal): Promise<void> {
+    const tmp = tempPath(this.file);
+    let renamed = false;
+    try {
+      // No drain here: under steady traffic the journal is never idle. What is on disk now is
+      // enough; lines still queued come after it (in the tail).
+      const data = await readFile(this.file);
+      // Only complete lines: one may be being written right now.
+      const data0 = data.subarray(0, data.lastIndexOf(0x0a) + 1);
+      const mark = data0.length;
+      const snap = this.owner.snapshot(data0);
+      const bufs = snap.lines.map((l) => Buffer.from(`${l}\n`, 'utf8'));
+      const locs: Loc[] = [];
+      let size = 0;
+      for (const b of bufs) {
+        locs.push({ offset: size, length: b.length - 1 });
+        size += b.length;
+      }
+      const out = await open(tmp, 'w', FILE_MODE);
+      try {
+        await out.writeFile(Buffer.concat(bufs));
+        await out.sync();
+        if (this.journal !== journal || this.closed) return;
+        // From here until the rename, lines are held (not lost: they follow the new file).
+        let release!: () => void;
+        this.run(new Promise<void>((r) => (release = r)));
+        try {
+          await journal.drain();
+          if (this.journal !== journal || this.closed) return;
+          const end = journal.size;
+          if (end > mark) {
+            const tail = Buffer.from(await journal.read(mark, end - mark), 'utf8');
+            await out.write(tail, 0, tail.length, size);
+            await out.sync();
+          }
+          checkWriteGuard();
+          await rename(tmp, this.file);
+          renamed = true;
+          await syncDir(dirname(this.file));
+          this.journal = null;
+          await journal.close().catch(() => undefined);
+          const reopened = await Journal.open(this.file);
+          this.gen += 1;
+          snap.placed(locs, mark, size - mark);
+          this.journal = reopened.journal;
+        } finally {
+          release();
+        }
+      } finally {
+        await out.close().catch(() => undefined);
+      }
+    } catch (err) {
+      // Past the rename the lines moved but could not all be placed: the next line or read
+      // reopens the journal and finds every line again.
+      if (renamed) this.journal = null;
+      throw storageError(err, this.file);
+    } finally {
+      if (!renamed) await rm(tmp, { force: true });
+    }
   }
 
   /**
@@ -199,6 +252,7 @@ export class OutboxLog {
 
   /** Waits for every line to be written, then closes the journal. */
   async close(): Promise<void> {
+    await this.compaction?.catch(() => undefined);
     while (this.busy) await this.busy;
     this.closed = true;
     const journal = this.journal;

@@ -153,12 +153,12 @@ class InstanceOutbox implements LogOwner {
     }
   }
 
-  snapshot(data: Buffer): { lines: string[]; placed(locs: Loc[]): void } {
+  snapshot(data: Buffer): { lines: string[]; placed(locs: Loc[], tailFrom: number, shift: number): void } {
     const kept: Entry[] = [];
     const lines: string[] = [];
     for (const e of this.entries.values()) {
-      // A delivery whose line is held behind this compaction is written after it.
-      if (!e.at) continue;
+      // A delivery whose line comes after `data` is kept by the tail that follows the snapshot.
+      if (!e.at || e.at.offset + e.at.length >= data.length) continue;
       const record = JSON.parse(data.subarray(e.at.offset, e.at.offset + e.at.length).toString('utf8')) as { d?: DeliveryRecord };
       if (record.d?.id !== e.id) throw new Error(`outbox journal of ${this.instanceId}: the line of ${e.id} is not where it should be`);
       kept.push(e);
@@ -166,7 +166,9 @@ class InstanceOutbox implements LogOwner {
     }
     return {
       lines,
-      placed: (locs) => {
+      placed: (locs, tailFrom, shift) => {
+        const snapshotted = new Set(kept);
+        for (const e of this.entries.values()) if (e.at && !snapshotted.has(e) && e.at.offset >= tailFrom) e.at = { offset: e.at.offset + shift, length: e.at.length };
         kept.forEach((e, i) => (e.at = locs[i]!));
         let live = 0;
         for (const e of this.entries.values()) live += e.at?.length ?? 0;
