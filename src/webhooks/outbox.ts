@@ -36,9 +36,12 @@ export interface OutboxOptions {
    * Default 1 MiB; tests lower it.
    */
   compactMinBytes?: number;
+  /** Journals kept open; past this the least recently written idle ones are closed. Default 256. */
+  maxOpenJournals?: number;
 }
 
 export const DEFAULT_COMPACT_MIN_BYTES = 1_048_576;
+export const DEFAULT_MAX_OPEN_JOURNALS = 256;
 
 function parseTime(iso: string | null, fallback: number): number {
   if (iso === null) return fallback;
@@ -98,6 +101,8 @@ class InstanceOutbox implements LogOwner {
   readonly entries = new Map<string, Entry>();
   log: OutboxLog | null = null;
   opening: Promise<OutboxLog> | null = null;
+  /** Its journal being closed (idle); opening it again waits for that. */
+  closing: Promise<void> | null = null;
   /** Bytes of the full lines of `entries`: what a compaction would leave. */
   liveBytes = 0;
 
@@ -196,11 +201,39 @@ export class Outbox {
   private static readonly FRESH_LIMIT = 2_000;
   private static readonly FRESH_BYTES = 8 * 1_048_576;
   private readonly compactMinBytes: number;
+  /** Instances whose journal is open, least recently written first. */
+  private readonly openJournals = new Map<string, InstanceOutbox>();
   private closed = false;
 
   constructor(private readonly options: OutboxOptions) {
     this.paths = outboxPaths(options.dataDir);
     this.compactMinBytes = options.compactMinBytes ?? DEFAULT_COMPACT_MIN_BYTES;
+  }
+
+  private touch(io: InstanceOutbox): void {
+    this.openJournals.delete(io.instanceId);
+    this.openJournals.set(io.instanceId, io);
+  }
+
+  /**
+   * Closes the least recently written journals past maxOpenJournals, of instances with nothing
+   * pending (a file handle each; the next event reopens it).
+   */
+  private closeIdleJournals(): void {
+    const max = this.options.maxOpenJournals ?? DEFAULT_MAX_OPEN_JOURNALS;
+    for (const [id, io] of this.openJournals) {
+      if (this.openJournals.size <= max) return;
+      const log = io.log;
+      if (!log || io.opening || log.compacting || io.queue.pending.size > 0) continue;
+      this.openJournals.delete(id);
+      io.log = null;
+      io.closing = log
+        .close()
+        .catch((err: unknown) => this.options.logger.warn({ instanceId: id, error: errorMessage(err) }, 'could not close an idle outbox journal'))
+        .finally(() => {
+          io.closing = null;
+        });
+    }
   }
 
   private instanceFor(instanceId: string): InstanceOutbox {
@@ -280,6 +313,7 @@ export class Outbox {
     if (this.compactDue(io)) await log.compact().catch((err: unknown) => logger.warn({ instanceId, error: errorMessage(err) }, 'outbox journal compaction failed'));
     if (q.pending.size > 0) {
       logger.info({ instanceId, pending: q.pending.size }, 'resuming webhook deliveries');
+      this.touch(io);
     } else {
       // Nothing to send: no file handle held for it until its next event.
       io.log = null;
@@ -295,6 +329,8 @@ export class Outbox {
   private openLog(io: InstanceOutbox): Promise<OutboxLog> {
     if (io.log) return Promise.resolve(io.log);
     io.opening ??= (async () => {
+      // The same file is never open twice: an idle close finishes first.
+      while (io.closing) await io.closing;
       if (this.instances.get(io.instanceId) !== io) throw new Error(`instance ${io.instanceId} was removed`);
       const dir = this.paths.instanceDir(io.instanceId);
       await ensureDir(dir);
@@ -307,6 +343,8 @@ export class Outbox {
         throw new Error(`instance ${io.instanceId} was removed`);
       }
       io.log = log;
+      this.touch(io);
+      this.closeIdleJournals();
       return log;
     })().finally(() => {
       io.opening = null;
@@ -317,7 +355,10 @@ export class Outbox {
   /** Writes a journal line of `io`; durable lines resolve once on disk, lazy ones once queued. */
   private write(io: InstanceOutbox, text: string, durable: boolean, placed?: (at: Loc) => void): Promise<void> {
     if (this.closed) return Promise.reject(new Error('the webhook outbox is closed'));
-    if (io.log && !io.opening) return io.log.append(text, durable, placed);
+    if (io.log && !io.opening) {
+      this.touch(io);
+      return io.log.append(text, durable, placed);
+    }
     return this.openLog(io).then((log) => log.append(text, durable, placed));
   }
 
@@ -548,17 +589,21 @@ export class Outbox {
     for (const d of io.queue.pending.values()) d.abort?.abort();
     for (const id of io.entries.keys()) this.forgetFresh(id);
     this.instances.delete(instanceId);
+    this.openJournals.delete(instanceId);
     const log = io.log ?? (await io.opening?.catch(() => null)) ?? null;
     io.log = null;
     await log?.close().catch(() => undefined);
+    await io.closing;
   }
 
   /** Writes what is queued and closes every journal (shutdown). */
   async close(): Promise<void> {
     this.closed = true;
+    this.openJournals.clear();
     for (const io of this.instances.values()) {
       const log = io.log;
       io.log = null;
+      await io.closing;
       await log?.close().catch((err: unknown) => this.options.logger.error({ instanceId: io.instanceId, error: errorMessage(err) }, 'could not close an outbox journal'));
     }
   }

@@ -1,4 +1,4 @@
-import { appendFile, mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, readFile, readdir, readlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import test from 'ava';
 import { pino } from 'pino';
@@ -185,4 +185,43 @@ test('one-file deliveries of the old layout are moved into the journal', async (
   t.is(lines.length, 3, 'old2 is not written twice');
   t.deepEqual([...outbox.get(INSTANCE)!.heads()].map((d) => d.id), [old1.id], 'queue order (seq) kept: old-2 waits behind old-1');
   await outbox.close();
+});
+
+// Rule: an outbox journal is a file handle; past maxOpenJournals the least recently written ones
+// with nothing pending are closed, and reopened (same content) at their next event.
+test('idle journals past maxOpenJournals are closed and reopened on their next event', async (t) => {
+  const dataDir = await tempDir();
+  const outbox = await outboxIn(dataDir, { maxOpenJournals: 2 });
+  const ids = ['inst_unit0lru001', 'inst_unit0lru002', 'inst_unit0lru003', 'inst_unit0lru004'];
+  const openJournals = async () => {
+    let n = 0;
+    for (const fd of await readdir('/proc/self/fd')) {
+      const target = await readlink(`/proc/self/fd/${fd}`).catch(() => '');
+      if (target.startsWith(dataDir) && target.endsWith('outbox.jsonl')) n += 1;
+    }
+    return n;
+  };
+  const deliverOne = async (instanceId: string, text: string) => {
+    const r = await outbox.append({ ...event(text), instanceId } as GatewayEvent);
+    const q = outbox.get(instanceId)!;
+    const at = new Date().toISOString();
+    await outbox.save(q, q.pending.get(r.id)!, { ...r, status: 'delivered', attempts: 1, lastStatus: 200, deliveredAt: at, finishedAt: at, nextAttemptAt: null });
+  };
+  for (const id of ids) await deliverOne(id, `first ${id}`);
+  await new Promise((r) => setTimeout(r, 50));
+  t.is(await openJournals(), 2);
+  // The first instance's journal was closed: its next event reopens it.
+  await deliverOne(ids[0]!, 'second');
+  t.deepEqual(outbox.list(ids[0]!).map((r) => r.status), ['delivered', 'delivered']);
+  // A pending delivery keeps its journal open whatever the limit.
+  const pending = await outbox.append({ ...event('pending'), instanceId: ids[1]! } as GatewayEvent);
+  for (const id of [ids[2]!, ids[3]!]) await deliverOne(id, 'again');
+  await new Promise((r) => setTimeout(r, 50));
+  t.is(textOf((await outbox.read(ids[1]!, pending.id))!.event), 'pending');
+  await outbox.close();
+  t.is(await openJournals(), 0);
+  for (const id of ids) {
+    const texts = (await readInstanceDeliveries(outboxPaths(dataDir), id)).map((r) => textOf(r.event));
+    t.deepEqual(texts, id === ids[0] ? [`first ${id}`, 'second'] : id === ids[1] ? [`first ${id}`, 'pending'] : [`first ${id}`, 'again']);
+  }
 });
