@@ -177,7 +177,15 @@ export class WebhookDeliverer implements EventConsumer {
       void this.outbox.forget(q.instanceId);
       return;
     }
-    const record = await this.outbox.read(q.instanceId, d.id);
+    let record: DeliveryRecord | null;
+    try {
+      record = await this.outbox.read(q.instanceId, d.id);
+    } catch (err) {
+      // Not lost (still pending): tried again in a while, not in a tight loop.
+      logger.error({ instanceId: q.instanceId, deliveryId: d.id, error: errorMessage(err) }, 'could not read a webhook delivery; trying again in 10 s');
+      d.nextAttemptAt = clock.now() + 10_000;
+      return;
+    }
     if (record?.status !== 'pending') {
       // Gone (instance deleted) or no longer pending: nothing to send.
       q.remove(d);

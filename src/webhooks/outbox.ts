@@ -224,6 +224,10 @@ export class Outbox {
     for (const [id, io] of this.openJournals) {
       if (this.openJournals.size <= max) return;
       const log = io.log;
+      if (!log && !io.opening) {
+        this.openJournals.delete(id); // closed meanwhile
+        continue;
+      }
       if (!log || io.opening || log.compacting || io.queue.pending.size > 0) continue;
       this.openJournals.delete(id);
       io.log = null;
@@ -317,6 +321,7 @@ export class Outbox {
     } else {
       // Nothing to send: no file handle held for it until its next event.
       io.log = null;
+      this.openJournals.delete(instanceId);
       await log.close();
     }
   }
@@ -417,7 +422,10 @@ export class Outbox {
     return record;
   }
 
-  /** A delivery with its event (read from the journal unless cached), or null when it is gone. */
+  /**
+   * A delivery with its event (read from the journal unless cached), or null when it is gone;
+   * throws when its line cannot be read.
+   */
   async read(instanceId: string, id: string): Promise<DeliveryRecord | null> {
     const io = this.instances.get(instanceId);
     const e = io?.entries.get(id);
@@ -429,7 +437,9 @@ export class Outbox {
       () => (io.entries.get(id) === e ? e.at : null),
       (text) => fullRecordOf(text, id),
     );
-    return stored ? withEvent(e, stored.event) : null;
+    if (stored) return withEvent(e, stored.event);
+    if (io.entries.get(id) !== e) return null;
+    throw new Error(`the event of webhook delivery ${id} could not be read from the outbox journal`);
   }
 
   /**
