@@ -27,8 +27,8 @@ function requestLog(deps: AppDeps): Middleware {
   let counter = 0;
   // The line holds no field the logger redacts (ids, method, route template, status, time, address:
   // strings and numbers), so it is written without the redaction pass: its wildcard paths
-  // ('*.apiKey') run on every field and took half of the line's cost (pino 10, measured: ~20 -> ~10 µs
-  // a line on the bench machine). Everything else about the line is the same.
+  // ('*.apiKey') run on every field and were more than half of the line's cost (pino 10, this line:
+  // 4.0 -> 1.8 µs). Everything else about the line is the same.
   const lines = deps.logger.child({}, { redact: { paths: [] } });
   return async (ctx, next) => {
     const started = performance.now();
