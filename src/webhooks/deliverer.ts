@@ -236,7 +236,7 @@ export class WebhookDeliverer implements EventConsumer {
     try {
       await this.outbox.save(q, d, next);
     } catch (err) {
-      // Keep going from memory; the file keeps the previous state, so a restart retries it.
+      // Keep going from memory; the journal keeps the previous state, so a restart retries it.
       logger.error({ instanceId: q.instanceId, deliveryId: record.id, error: errorMessage(err) }, 'could not record a webhook attempt');
       if (next.status === 'pending') d.nextAttemptAt = Date.parse(next.nextAttemptAt ?? '') || endedAt;
       else q.remove(d);

@@ -4,7 +4,7 @@ export interface PendingDelivery {
   readonly lane: string;
   readonly seq: number;
   nextAttemptAt: number;
-  /** False until its file is written; a lane never moves past a delivery that is not durable yet. */
+  /** False until its journal line is on disk; a lane never moves past a delivery that is not durable yet. */
   durable: boolean;
   inFlight: boolean;
   abort: AbortController | null;
@@ -24,7 +24,7 @@ export class InstanceQueue {
   /** Insertion order is queue order; the first entries are the oldest. */
   readonly pending = new Map<string, PendingDelivery>();
   private readonly lanes = new Map<string, PendingDelivery[]>();
-  /** Finished deliveries still on disk, oldest finished first. */
+  /** Finished deliveries kept (the history), oldest finished first. */
   private history: FinishedEntry[] = [];
   /** Highest seq handed out or loaded. */
   lastSeq = 0;
@@ -81,7 +81,7 @@ export class InstanceQueue {
     return this.history.length;
   }
 
-  /** Takes the oldest finished entry off the list (to be deleted from disk). */
+  /** Takes the oldest finished entry off the list (to be pruned from the history). */
   shiftFinished(): string | undefined {
     return this.history.shift()?.id;
   }
