@@ -191,7 +191,15 @@ export class OutboxLog {
           if (this.journal !== journal || this.closed) return;
           const end = journal.size;
           if (end > mark) {
-            const tail = Buffer.from(await journal.read(mark, end - mark), 'utf8');
+            // The bytes as they are (locations move by a byte count).
+            const tail = Buffer.alloc(end - mark);
+            const src = await open(this.file, 'r');
+            try {
+              const { bytesRead } = await src.read(tail, 0, tail.length, mark);
+              if (bytesRead !== tail.length) throw new Error(`outbox journal ${this.file}: ${bytesRead} of ${tail.length} bytes of its tail read`);
+            } finally {
+              await src.close();
+            }
             await out.write(tail, 0, tail.length, size);
             await out.sync();
           }

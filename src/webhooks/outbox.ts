@@ -105,6 +105,8 @@ class InstanceOutbox implements LogOwner {
   closing: Promise<void> | null = null;
   /** Bytes of the full lines of `entries`: what a compaction would leave. */
   liveBytes = 0;
+  /** After a failed compaction, the next one waits until the journal is this large. */
+  compactAgainAt = 0;
 
   constructor(readonly instanceId: string) {
     this.queue = new InstanceQueue(instanceId);
@@ -522,7 +524,7 @@ export class Outbox {
 
   private compactDue(io: InstanceOutbox): boolean {
     const log = io.log;
-    return log !== null && !log.compacting && log.size > Math.max(this.compactMinBytes, 2 * io.liveBytes);
+    return log !== null && !log.compacting && log.size > Math.max(this.compactMinBytes, 2 * io.liveBytes, io.compactAgainAt);
   }
 
   /**
@@ -531,7 +533,10 @@ export class Outbox {
    */
   private compactIfDue(io: InstanceOutbox): void {
     if (!this.compactDue(io)) return;
-    io.log!.compact().catch((err: unknown) => {
+    const log = io.log!;
+    log.compact().catch((err: unknown) => {
+      // Not at every line: once the journal has grown by as much again.
+      io.compactAgainAt = log.size + this.compactMinBytes;
       this.options.logger.warn({ instanceId: io.instanceId, error: errorMessage(err) }, 'outbox journal compaction failed; retried later');
     });
   }
