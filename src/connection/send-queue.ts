@@ -27,9 +27,15 @@ export class SendQueue {
   }
 
   /** Runs `task` in its turn; throws RATE_LIMITED if its turn is too far away. */
-  async run<T>(task: () => Promise<T>): Promise<T> {
-    const { minIntervalMs, jitterMs, maxWaitMs } = this.settings;
+  run<T>(task: () => Promise<T>): Promise<T> {
+    const { minIntervalMs, jitterMs } = this.settings;
+    // Without pacing (sandbox instances) the task runs at once, with no promise wrapped around it.
     if (minIntervalMs === 0 && jitterMs === 0) return task();
+    return this.paced(task);
+  }
+
+  private async paced<T>(task: () => Promise<T>): Promise<T> {
+    const { minIntervalMs, jitterMs, maxWaitMs } = this.settings;
     const now = this.now();
     const gap = minIntervalMs + jitterMs / 2;
     const expectedWait = Math.max(0, this.nextFreeAt - now) + this.waiting * gap;
