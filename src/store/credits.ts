@@ -168,7 +168,7 @@ export class CreditStore {
   async openJournal(id: string, state: CreditState, restart: boolean): Promise<Journal> {
     await ensureDir(this.paths.creditsDir);
     // Eager: the ledger already batches a tick's holds, debits and releases into one line.
-    const { journal } = await Journal.open(this.journalFile(id), { eager: true, writeThrough: true });
+    const { journal } = await Journal.open(this.journalFile(id), { eager: true });
     if (restart) {
       try {
         await journal.rewrite([snapshotLine(state)]);

@@ -1,4 +1,3 @@
-import { constants } from 'node:fs';
 import { open, rename, rm, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { storageError } from '../domain/errors.js';
@@ -32,8 +31,6 @@ export class Journal {
   private closed = false;
   /** See `open`'s `eager`. */
   private eager = false;
-  /** How the file is opened: see `open`'s `writeThrough`. */
-  private flags: string | number = 'a+';
 
   private constructor(
     readonly file: string,
@@ -50,12 +47,9 @@ export class Journal {
    * `eager`: the owner already gathers the lines of a tick into one append (the credit ledger), so
    * a write starts at once instead of one more turn of the event loop later (under load a turn is
    * a whole round of requests, and a send waits for two credit writes).
-   * `writeThrough`: opened with O_DSYNC, so a durable write is one write that returns once the
-   * line is on disk, instead of a write and an fdatasync (two trips to libuv's thread pool).
    */
-  static async open(file: string, options: { eager?: boolean; writeThrough?: boolean } = {}): Promise<{ journal: Journal; lines: JournalLine[] }> {
-    const flags = options.writeThrough && constants.O_DSYNC !== undefined ? constants.O_RDWR | constants.O_APPEND | constants.O_CREAT | constants.O_DSYNC : 'a+';
-    const handle = await open(file, flags, FILE_MODE);
+  static async open(file: string, options: { eager?: boolean } = {}): Promise<{ journal: Journal; lines: JournalLine[] }> {
+    const handle = await open(file, 'a+', FILE_MODE);
     try {
       const size = (await handle.stat()).size;
       const data = size > 0 ? (await handle.read(Buffer.alloc(size), 0, size, 0)).buffer : Buffer.alloc(0);
@@ -72,7 +66,6 @@ export class Journal {
       }
       const journal = new Journal(file, handle, start);
       journal.eager = options.eager === true;
-      journal.flags = flags;
       return { journal, lines };
     } catch (err) {
       await handle.close().catch(() => undefined);
@@ -130,7 +123,7 @@ export class Journal {
         const data = bufs.length === 1 ? bufs[0]! : Buffer.concat(bufs);
         let written = 0;
         while (written < data.length) written += (await this.handle.write(data, written, data.length - written)).bytesWritten;
-        if (durable.length > 0 && this.flags === 'a+') await this.handle.datasync();
+        if (durable.length > 0) await this.handle.datasync();
         this.written += data.length;
         for (const w of durable) w.resolve();
       } catch (err) {
@@ -192,7 +185,7 @@ export class Journal {
     }
     await syncDir(dirname(this.file));
     await this.handle.close();
-    this.handle = await open(this.file, this.flags, FILE_MODE);
+    this.handle = await open(this.file, 'a+', FILE_MODE);
     this.end = pos;
     this.written = pos;
     return offsets;
