@@ -8,6 +8,7 @@ import type { ConnectionStatus, InstanceRecord } from '../../domain/types.js';
 import type { Connection, ConnectionFactory, ConnectionHooks, GroupInfo, GroupSummary, LogoutOutcome, MessageRef, MessageUpdate, NumberCheck, Outgoing, StatusChange } from '../types.js';
 import { AuthStateCorruptError, authFilePath, type AuthStore } from './auth-state.js';
 import { InboundQueue } from './inbound.js';
+import { LoginGate } from './login-gate.js';
 import { LazyAuthStore } from './lazy-store.js';
 import { foldedStatuses, statusOf, withImplied, type LidResolver } from './mapping.js';
 import type { BaileysOptions, MakeSocket, SocketLike } from './options.js';
@@ -15,13 +16,20 @@ import { closeCause, closeCode, messageKey, sendOptions, toContent, toJid, withT
 import { isPaired } from '../../store/auth-files.js';
 import { CLOSE_CODES, decideOnClose } from './reconnect.js';
 import { RecentQuotables, RecentSends } from './recent-sends.js';
+import { withSharedTransactionStorage } from './shared-async-storage.js';
+import { memoizeCurveVerify } from './verify-cache.js';
 import { Waiters } from './waiters.js';
 
 export type { BaileysOptions, BaileysSettings, MakeSocket, SocketLike } from './options.js';
 
+// Every login checks the same server certificate chain: remembered after the first (see verify-cache.ts).
+memoizeCurveVerify();
+
 /** Bound on waiting for a socket to finish closing, so shutdown cannot hang on a dead network. */
 const END_WAIT_MS = 10_000;
 const LOGOUT_WAIT_MS = 10_000;
+/** Longest a socket keeps its login place (Baileys gives up on a silent server after 20 to 35 s anyway). */
+const LOGIN_PLACE_MS = 30_000;
 
 /** One instance's WhatsApp connection over Baileys. See ../types.ts for the contract. */
 export class BaileysConnection implements Connection {
@@ -37,6 +45,8 @@ export class BaileysConnection implements Connection {
   /** The last socket's end(); a new socket waits for it so two never overlap. */
   private closing: Promise<void> = Promise.resolve();
   private retryTimer: NodeJS.Timeout | null = null;
+  /** This connection's place in the login gate, held from socket creation to open, QR or close. */
+  private loginPlace: { release: () => void; timer: NodeJS.Timeout } | null = null;
   private failures = 0;
   private qrShown = 0;
 
@@ -309,11 +319,22 @@ export class BaileysConnection implements Connection {
         await this.closing;
         if (gen !== this.generation || !this.wanted) return;
       }
-      const sock = this.makeSocket(this.socketConfig(store));
+      // A place among the logins in flight (see login-gate.ts), held until open, QR or close.
+      if (this.options.loginGate) {
+        const release = await this.options.loginGate.acquire();
+        if (gen !== this.generation || !this.wanted) {
+          release();
+          return;
+        }
+        this.holdLoginPlace(release);
+      }
+      // One AsyncLocalStorage for every socket: Baileys' per-socket one is never released (see shared-async-storage.ts).
+      const sock = withSharedTransactionStorage(() => this.makeSocket(this.socketConfig(store)));
       this.sock = sock;
       this.attach(gen, sock, store);
     } catch (err) {
       if (gen !== this.generation) return;
+      this.releaseLoginPlace();
       this.wanted = false;
       const why = err instanceof AuthStateCorruptError ? err.message : `could not start the connection: ${errorMessage(err)}`;
       this.log.error({ err }, why);
@@ -397,6 +418,7 @@ export class BaileysConnection implements Connection {
   }
 
   private async onConnectionUpdate(gen: number, sock: SocketLike, store: AuthStore, update: Partial<ConnectionState>): Promise<void> {
+    if (update.connection === 'close') releasePendingQueries(sock);
     // A socket we retired on purpose reports its close too; only the current one matters.
     if (gen !== this.generation) return;
     if (update.connection === 'close') {
@@ -407,8 +429,13 @@ export class BaileysConnection implements Connection {
       this.currentQr = null;
       this.setStatus('initializing', 'QR scanned, logging in');
     }
-    if (update.qr) this.onQr(sock, update.qr);
+    if (update.qr) {
+      // Waiting for someone to scan is not a login in flight.
+      this.releaseLoginPlace();
+      this.onQr(sock, update.qr);
+    }
     if (update.connection === 'open') {
+      this.releaseLoginPlace();
       this.failures = 0;
       this.qrShown = 0;
       this.rejectWaiters(new GatewayError('QR_NOT_AVAILABLE', 'the instance is already paired and connected'));
@@ -438,6 +465,7 @@ export class BaileysConnection implements Connection {
   }
 
   private async onClose(sock: SocketLike, store: AuthStore, error: Error | undefined): Promise<void> {
+    this.releaseLoginPlace();
     if (this.sock === sock) this.sock = null;
     this.currentQr = null;
     if (!this.wanted) return;
@@ -494,6 +522,7 @@ export class BaileysConnection implements Connection {
     const sock = this.sock;
     this.sock = null;
     this.generation += 1;
+    this.releaseLoginPlace();
     this.currentQr = null;
     if (sock) this.closing = this.endSocket(sock);
     return this.closing;
@@ -503,7 +532,24 @@ export class BaileysConnection implements Connection {
     const ended = sock.end(undefined).catch((err: unknown) => {
       this.log.warn({ err }, 'ending the socket failed');
     });
+    // end() dropped the listeners its pending queries wait on; answer them now (see below).
+    releasePendingQueries(sock);
     return withTimeout(ended, END_WAIT_MS).then(() => undefined);
+  }
+
+  private holdLoginPlace(release: () => void): void {
+    this.releaseLoginPlace();
+    const timer = setTimeout(() => this.releaseLoginPlace(), LOGIN_PLACE_MS);
+    timer.unref();
+    this.loginPlace = { release, timer };
+  }
+
+  private releaseLoginPlace(): void {
+    const place = this.loginPlace;
+    if (!place) return;
+    this.loginPlace = null;
+    clearTimeout(place.timer);
+    place.release();
   }
 
   private clearRetry(): void {
@@ -548,7 +594,25 @@ export class BaileysConnection implements Connection {
   }
 }
 
+/**
+ * Answers a closed socket's pending queries with "no answer" at once. Baileys' `end()`
+ * (lib/Socket/socket.js) removes the WebSocket's `close` listeners before closing it, among them
+ * those of every query still waiting (`waitForMessage`), so each waits out its timeout
+ * (`defaultQueryTimeoutMs`, 60 s) and keeps the whole socket reachable from a timer until then:
+ * after our own `end()` (stop, logout, give-up) and Baileys' keepalive timeout (408). Emitting the
+ * query's `TAG:<id>` with no node is what that timeout would do a minute later: the query
+ * resolves `undefined`, a case Baileys handles.
+ */
+function releasePendingQueries(sock: SocketLike): void {
+  const ws = sock.ws;
+  if (!ws) return;
+  for (const name of ws.eventNames()) {
+    if (typeof name === 'string' && name.startsWith('TAG:')) ws.emit(name, undefined);
+  }
+}
+
 /** The ConnectionFactory for non-sandbox instances. */
 export function createBaileysConnectionFactory(options: BaileysOptions): ConnectionFactory {
-  return (record: InstanceRecord, hooks: ConnectionHooks) => new BaileysConnection(record.id, hooks, options);
+  const loginGate = options.loginGate ?? new LoginGate(options.settings.maxConcurrentLogins ?? 16); // 16: the schema's default
+  return (record: InstanceRecord, hooks: ConnectionHooks) => new BaileysConnection(record.id, hooks, { ...options, loginGate });
 }

@@ -2,9 +2,10 @@ import type { UserFacingSocketConfig, WASocket } from '@whiskeysockets/baileys';
 import type { Logger } from 'pino';
 import type { Clock } from '../../domain/clock.js';
 import type { GatewayConfig } from '../../config/schema.js';
+import type { LoginGate } from './login-gate.js';
 
-/** `baileys.*` in config.json (the schema documents each key). */
-export type BaileysSettings = GatewayConfig['baileys'];
+/** `baileys.*` in config.json (the schema documents each key); maxConcurrentLogins defaults as in the schema when absent. */
+export type BaileysSettings = Omit<GatewayConfig['baileys'], 'maxConcurrentLogins'> & Partial<Pick<GatewayConfig['baileys'], 'maxConcurrentLogins'>>;
 
 /**
  * The part of a Baileys socket the gateway touches, picked from Baileys' own types so an upgrade
@@ -18,6 +19,8 @@ export type SocketLike = Pick<
   readonly signalRepository: {
     readonly lidMapping: Pick<WASocket['signalRepository']['lidMapping'], 'getPNForLID'>;
   };
+  /** Baileys' WebSocket client (an EventEmitter): its pending queries wait on `TAG:<id>` events. */
+  readonly ws?: Pick<WASocket['ws'], 'eventNames' | 'emit'>;
 };
 
 export type MakeSocket = (config: UserFacingSocketConfig) => SocketLike;
@@ -35,4 +38,6 @@ export interface BaileysOptions {
   authDebounceMs?: number;
   /** How long requestPairingCode waits for WhatsApp to offer pairing (default 60 s). */
   pairingTimeoutMs?: number;
+  /** Shared by every connection of a daemon: logins in flight at once (the factory makes one). */
+  loginGate?: LoginGate;
 }
