@@ -92,6 +92,7 @@ export const ConfigSchema = Type.Object(
         reconnectMaxMs: int(0, 60_000, 'Longest reconnect backoff.'),
         logLevel: LogLevel('warn', "Baileys' own log level."),
         maxConcurrentConnects: int(1, 8, 'Connections opened at once at start-up (a restart never storms WhatsApp).', 1000),
+        maxConcurrentLogins: int(1, 16, 'WhatsApp logins in flight at once, all instances together, at start-up and on every reconnect (a dropped network never becomes a storm of handshakes).', 1000),
       },
       'The WhatsApp connection.',
     ),

@@ -37,7 +37,8 @@ export class ConnectionManager {
   private readonly entries = new Map<string, ManagedConnection>();
   private readonly opening = new Map<string, Promise<ManagedConnection>>();
   private readonly observers = new Map<string, Set<ConnectionObserver>>();
-  private whatsapp: ConnectionFactory | null = null;
+  /** The one WhatsApp factory (its connections share a login gate): loaded once, however many connections are created at once. */
+  private whatsapp: Promise<ConnectionFactory> | null = null;
 
   constructor(private readonly options: ManagerOptions) {}
 
@@ -100,8 +101,15 @@ export class ConnectionManager {
   private async create(record: InstanceRecord): Promise<ManagedConnection> {
     let factory = this.options.sandboxFactory;
     if (!record.sandbox) {
-      this.whatsapp ??= await this.options.whatsappFactory();
-      factory = this.whatsapp;
+      // The promise, not its result, is kept: startAll creates several connections concurrently,
+      // and each awaiting its own load made one factory (and one login gate) per connection.
+      this.whatsapp ??= this.options.whatsappFactory();
+      try {
+        factory = await this.whatsapp;
+      } catch (err) {
+        this.whatsapp = null;
+        throw err;
+      }
     }
     const connection = factory(record, this.options.hooksFor(record.id));
     const pacing = record.sandbox ? { minIntervalMs: 0, jitterMs: 0, maxWaitMs: 0 } : this.options.pacing;
