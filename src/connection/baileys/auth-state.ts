@@ -27,6 +27,19 @@ type KeyType = keyof SignalDataTypeMap;
 type KeyTable = Map<string, unknown>;
 
 const FORMAT = 1;
+/** How long the JSON of unchanged key tables is kept after a write (see AuthStore.tableJson). */
+const TABLE_CACHE_MS = 30_000;
+
+/**
+ * Whether a key write changes nothing: the same JSON as what is stored. The very same object is
+ * never "the same value": it may have been changed in place before being written back.
+ */
+function sameValue(stored: unknown, next: unknown): boolean {
+  if (stored === undefined) return false;
+  if (typeof next !== 'object' || next === null) return stored === next;
+  if (stored === next) return false;
+  return JSON.stringify(stored, BufferJSON.replacer) === JSON.stringify(next, BufferJSON.replacer);
+}
 
 interface AuthFile {
   format: number;
@@ -118,6 +131,20 @@ function processAlive(pid: number): boolean {
 export class AuthStore {
   private creds: AuthenticationCreds;
   private keys = new Map<KeyType, KeyTable>();
+  /**
+   * Each key table's JSON as last written, until the table changes: a save re-serialises the creds
+   * and the tables written since, not the whole store. A login changes the creds and a few keys;
+   * re-serialising hundreds of app-state, LID-mapping and tctoken entries for it cost a thousand
+   * sessions logging in together most of their CPU (and the garbage collector the rest).
+   */
+  private tableJson = new Map<KeyType, string>();
+  /** Frees tableJson once writes stop coming: it is for bursts (logins, a busy chat), not for idle sessions. */
+  private cacheTimer: NodeJS.Timeout | null = null;
+  /** The creds JSON of the file on disk (null: no file yet, or removed). */
+  private writtenCreds: string | null;
+  /** A key table changed since the last write. */
+  private tablesChanged = false;
+  private writeCount = 0;
   /** Bumped by remove(): key writes from a socket of the removed session must not leak into the next. */
   private epoch = 0;
   private currentState: AuthenticationState;
@@ -134,8 +161,14 @@ export class AuthStore {
   ) {
     this.debounceMs = options.debounceMs ?? 300;
     this.creds = loaded?.creds ?? initAuthCreds();
+    this.writtenCreds = loaded ? JSON.stringify(loaded.creds, BufferJSON.replacer) : null;
     if (loaded) this.loadKeys(loaded.keys);
     this.currentState = this.makeState();
+  }
+
+  /** Files written so far (a save with nothing new is skipped); for tests. */
+  get writes(): number {
+    return this.writeCount;
   }
 
   /**
@@ -202,6 +235,9 @@ export class AuthStore {
     await rm(this.file, { force: true });
     this.creds = initAuthCreds();
     this.keys = new Map();
+    this.tableJson = new Map();
+    this.writtenCreds = null;
+    this.tablesChanged = true;
     this.currentState = this.makeState();
   }
 
@@ -224,6 +260,7 @@ export class AuthStore {
           this.logger.debug('dropping a key write from a removed session');
           return;
         }
+        let changed = false;
         for (const [type, entries] of Object.entries(data) as [KeyType, Record<string, unknown> | undefined][]) {
           if (!entries) continue;
           let table = this.keys.get(type);
@@ -231,16 +268,30 @@ export class AuthStore {
             table = new Map();
             this.keys.set(type, table);
           }
+          let tableChanged = false;
           for (const [id, value] of Object.entries(entries)) {
-            if (value === null || value === undefined) table.delete(id);
-            else table.set(id, value);
+            if (value === null || value === undefined) {
+              tableChanged = table.delete(id) || tableChanged;
+            } else if (!sameValue(table.get(id), value)) {
+              table.set(id, value);
+              tableChanged = true;
+            }
+          }
+          if (tableChanged) {
+            this.tableJson.delete(type);
+            changed = true;
           }
         }
+        // Baileys writes the same values again at every login (its own device list, …): nothing to save.
+        if (!changed) return;
+        this.tablesChanged = true;
         this.markDirty();
       },
       clear: () => {
         if (epoch !== this.epoch) return;
         this.keys = new Map();
+        this.tableJson = new Map();
+        this.tablesChanged = true;
         this.markDirty();
       },
     };
@@ -259,13 +310,32 @@ export class AuthStore {
     }
   }
 
-  private serialise(): string {
-    const keys: Record<string, Record<string, unknown>> = {};
+  /**
+   * The file: `{"format":1,"creds":…,"keys":{"<type>":{…},…}}`, the same text JSON.stringify of the
+   * whole document with BufferJSON.replacer gives, built from the cached JSON of unchanged tables.
+   * Values are replaced, never changed in place, by Baileys (every change goes through set()).
+   */
+  private serialise(creds: string): string {
+    const tables: string[] = [];
     for (const [type, table] of this.keys) {
-      if (table.size > 0) keys[type] = Object.fromEntries(table);
+      if (table.size === 0) continue;
+      let json = this.tableJson.get(type);
+      if (json === undefined) {
+        json = JSON.stringify(Object.fromEntries(table), BufferJSON.replacer);
+        this.tableJson.set(type, json);
+      }
+      tables.push(`${JSON.stringify(type)}:${json}`);
     }
-    const doc: AuthFile = { format: FORMAT, creds: this.creds, keys };
-    return JSON.stringify(doc, BufferJSON.replacer);
+    return `{"format":${FORMAT},"creds":${creds},"keys":{${tables.join(',')}}}`;
+  }
+
+  private expireTableCache(): void {
+    if (this.cacheTimer) clearTimeout(this.cacheTimer);
+    this.cacheTimer = setTimeout(() => {
+      this.cacheTimer = null;
+      this.tableJson.clear();
+    }, TABLE_CACHE_MS);
+    this.cacheTimer.unref();
   }
 
   private markDirty(): void {
@@ -292,15 +362,25 @@ export class AuthStore {
     }
     this.dirty = false;
     // Snapshot synchronously, so the file is one consistent moment of creds + keys.
-    const data = this.serialise();
+    const creds = JSON.stringify(this.creds, BufferJSON.replacer);
+    // Baileys reports creds "updated" at every login with the same values: the file already says that.
+    if (!this.tablesChanged && creds === this.writtenCreds) return Promise.resolve();
+    const data = this.serialise(creds);
+    this.tablesChanged = false;
     const epoch = this.epoch;
     const write = (async () => {
       try {
         if (epoch !== this.epoch) return;
         await writeFileAtomic(this.file, data);
+        this.writeCount += 1;
+        if (epoch === this.epoch) this.writtenCreds = creds;
+        this.expireTableCache();
       } catch (err) {
         this.logger.error({ err, file: this.file }, 'saving credentials failed; will retry');
-        if (epoch === this.epoch) this.dirty = true;
+        if (epoch === this.epoch) {
+          this.dirty = true;
+          this.tablesChanged = true;
+        }
         throw err;
       } finally {
         this.writing = null;

@@ -1,0 +1,113 @@
+import test from 'ava';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { BufferJSON, type SignalDataTypeMap } from '@whiskeysockets/baileys';
+import { AuthStore, authFilePath } from '../../src/connection/baileys/auth-state.js';
+import { silent } from './baileys-fake-socket.js';
+
+// The credentials file is written from cached JSON of the key tables that did not change, and not
+// at all when nothing changed (Baileys "updates" creds and its own device list with the same
+// values at every login): a thousand sessions logging in spent most of their CPU re-serialising.
+
+async function tempStore(): Promise<{ dir: string; store: AuthStore }> {
+  const dir = await mkdtemp(join(tmpdir(), 'gw-auth-inc-'));
+  return { dir, store: await AuthStore.open(authFilePath(dir, 'inst-1'), { logger: silent, debounceMs: 5 }) };
+}
+
+/** What the whole-document JSON.stringify (the format before the cache) writes for this state. */
+async function expectedText(store: AuthStore, ids: Partial<Record<keyof SignalDataTypeMap, string[]>>): Promise<string> {
+  const keys: Record<string, Record<string, unknown>> = {};
+  for (const [type, list] of Object.entries(ids) as [keyof SignalDataTypeMap, string[]][]) {
+    const got = await store.state.keys.get(type, list);
+    if (Object.keys(got).length > 0) keys[type] = got;
+  }
+  return JSON.stringify({ format: 1, creds: store.state.creds, keys }, BufferJSON.replacer);
+}
+
+test('the file is the same text as a whole-document JSON.stringify, through changes to one table at a time', async (t) => {
+  const { dir, store } = await tempStore();
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const { keys, creds } = store.state;
+  const ids: Partial<Record<keyof SignalDataTypeMap, string[]>> = { session: ['a.0', 'b.0'], 'lid-mapping': ['111', '222_reverse'], 'app-state-sync-version': ['regular'] };
+  await keys.set({
+    session: { 'a.0': Buffer.from('one'), 'b.0': Buffer.from('two') },
+    'lid-mapping': { '111': '222', '222_reverse': '111' },
+    'app-state-sync-version': { regular: { version: 3, hash: Buffer.alloc(128, 7), indexValueMap: { x: { valueMac: Buffer.from([1, 2]) } } } },
+  });
+  await store.flush();
+  t.is(await readFile(store.file, 'utf8'), await expectedText(store, { ...ids }));
+
+  // One table changes: the others come from the cache, the text is still the whole document.
+  await keys.set({ session: { 'a.0': Buffer.from('three'), 'b.0': null } });
+  await store.flush();
+  t.is(await readFile(store.file, 'utf8'), await expectedText(store, { ...ids }));
+
+  // Only the creds change.
+  creds.me = { id: '15550001111:3@s.whatsapp.net', name: 'Me' };
+  store.saveCreds();
+  await store.flush();
+  t.is(await readFile(store.file, 'utf8'), await expectedText(store, { ...ids }));
+
+  // What was written reads back.
+  const again = await AuthStore.open(store.file, { logger: silent });
+  t.is(await readFile(store.file, 'utf8'), await expectedText(again, { ...ids }));
+});
+
+test('writing what is already there saves nothing; a real change, or an object changed in place and written back, does', async (t) => {
+  const { dir, store } = await tempStore();
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const { keys, creds } = store.state;
+  await keys.set({ 'device-list': { '15550001111': ['0', '3'] }, 'lid-mapping': { '111': '222' } });
+  creds.me = { id: '15550001111:3@s.whatsapp.net', name: 'Me', lid: '100000000000001:3@lid' };
+  store.saveCreds();
+  await store.flush();
+  const first = store.writes;
+  t.true(first >= 1);
+
+  // A login's worth of "updates": the same me, the same device list and mapping, as new objects.
+  Object.assign(creds, { me: { id: '15550001111:3@s.whatsapp.net', name: 'Me', lid: '100000000000001:3@lid' } });
+  store.saveCreds();
+  await keys.set({ 'device-list': { '15550001111': ['0', '3'] }, 'lid-mapping': { '111': '222' } });
+  await store.flush();
+  t.is(store.writes, first);
+
+  // A new value is written.
+  await keys.set({ 'device-list': { '15550001111': ['0', '3', '4'] } });
+  await store.flush();
+  t.is(store.writes, first + 1);
+
+  // An object changed in place and written back (as Baileys does with sender-key-memory) is written.
+  const memory = { '120363000000000001@g.us': { '15550000002:0': true } as Record<string, boolean> };
+  await keys.set({ 'sender-key-memory': memory });
+  await store.flush();
+  const got = (await keys.get('sender-key-memory', ['120363000000000001@g.us']))['120363000000000001@g.us']!;
+  got['15550000003:0'] = true;
+  await keys.set({ 'sender-key-memory': { '120363000000000001@g.us': got } });
+  await store.flush();
+  t.is(store.writes, first + 3);
+  const text = await readFile(store.file, 'utf8');
+  t.true(text.includes('15550000003:0'));
+
+  // Deleting what does not exist changes nothing; deleting what does is written.
+  await keys.set({ session: { nothing: null } });
+  await store.flush();
+  t.is(store.writes, first + 3);
+  await keys.set({ 'lid-mapping': { '111': null } });
+  await store.flush();
+  t.is(store.writes, first + 4);
+  t.false((await readFile(store.file, 'utf8')).includes('"111"'));
+});
+
+test('after remove() the fresh credentials are written at the next save', async (t) => {
+  const { dir, store } = await tempStore();
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  await store.state.keys.set({ session: { 'a.0': Buffer.from('one') } });
+  await store.flush();
+  await store.remove();
+  store.saveCreds();
+  await store.flush();
+  const again = await AuthStore.open(store.file, { logger: silent });
+  t.deepEqual(again.state.creds.noiseKey.public, store.state.creds.noiseKey.public);
+  t.deepEqual(await again.state.keys.get('session', ['a.0']), {});
+});
