@@ -65,9 +65,8 @@ async function connect(double: ProtocolDouble, creds: AuthenticationCreds, keys:
   });
   const c: Client = { sock, events: {}, conn: [] };
   for (const name of WATCHED) {
-    sock.ev.on(name, (e: never) => {
-      ((c.events[name] ??= []) as unknown[]).push(e);
-    });
+    const record = (e: unknown): void => void ((c.events[name] ??= []) as unknown[]).push(e);
+    sock.ev.on(name, record as never);
   }
   sock.ev.on('connection.update', (u) => c.conn.push(u));
   sock.ev.on('creds.update', (u) => Object.assign(creds, u));

@@ -116,6 +116,10 @@ export class Session {
   device: Device | null = null;
   /** Sent `<success/>`. */
   succeeded = false;
+  /** When `<success/>` was sent (Date.now()). */
+  succeededAt: number | null = null;
+  /** When the connection closed (Date.now()). */
+  closedAt: number | null = null;
   /** Sent `<failure/>` (rejected login). */
   failedWith: string | null = null;
   closed = false;
@@ -504,6 +508,7 @@ export class ProtocolDouble implements ContactWire {
     });
     socket.on('close', (code) => {
       session.closed = true;
+      session.closedAt = Date.now();
       session.closeCode = code;
       for (const p of session.pending.values()) p.reject(new Error('connection closed'));
       session.pending.clear();
@@ -579,6 +584,7 @@ export class ProtocolDouble implements ContactWire {
     }
     session.device = device;
     session.succeeded = true;
+    session.succeededAt = Date.now();
     this.send(session, {
       tag: 'success',
       attrs: { t: String(Math.floor(Date.now() / 1000)), lid: device.lid, location: 'double', props: '1', abprops: '1', creation: String(Math.floor(Date.now() / 1000)) },
