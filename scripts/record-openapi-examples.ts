@@ -57,6 +57,8 @@ if (after !== 'connected') await d.request('POST', i('/sandbox/scan'), key);
 const rotatedOwn = await call('POST', i('/rotate-key'), '/api/{id}/rotate-key', key);
 key = { key: rotatedOwn.body.apiKey as string };
 await call('PUT', i('/webhook'), '/api/{id}/webhook', { ...key, json: { url: hook, secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', events: ['message.received', 'message.status'] } });
+await call('GET', i('/webhook'), '/api/{id}/webhook', key);
+await call('POST', i('/webhook/test'), '/api/{id}/webhook/test', key);
 
 // Sending, and what the other side does.
 const sent = await d.request('POST', i('/send'), { ...key, json: { phone: PHONE, message: 'Hello!' } });

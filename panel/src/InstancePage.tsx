@@ -60,7 +60,7 @@ export function InstancePage({ id, tab, session, onSession }: Props) {
       ) : tab === 'flow' ? (
         <FlowBuilder id={id} />
       ) : tab === 'webhook' ? (
-        <Webhook id={id} admin={admin} view={view} />
+        <Webhook id={id} />
       ) : (
         <Overview id={id} session={session} onSession={onSession} view={view} reloadView={loadView} />
       )}

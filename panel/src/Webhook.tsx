@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useRef, useState, type FormEvent } from 'react';
-import { api, enc, errorText, EVENT_TYPES, every, newestOnly, when, type InstanceView, type WebhookView } from './api';
+import { api, enc, errorText, EVENT_TYPES, every, newestOnly, when, type WebhookView } from './api';
 
 interface Delivery {
   id: string;
@@ -22,10 +22,7 @@ function newSecret(): string {
   return `whsec_${btoa(String.fromCharCode(...bytes))}`;
 }
 
-/** Test events are played through the sandbox: a received message from this number. */
-const TEST_FROM = '+15550000000';
-
-export function Webhook({ id, admin, view }: { id: string; admin: boolean; view: InstanceView | null }) {
+export function Webhook({ id }: { id: string }) {
   const [current, setCurrent] = useState<WebhookView | null | undefined>(undefined);
   const [url, setUrl] = useState('');
   const [secret, setSecret] = useState('');
@@ -40,7 +37,7 @@ export function Webhook({ id, admin, view }: { id: string; admin: boolean; view:
   const [error, setError] = useState('');
   const [testMsg, setTestMsg] = useState('');
 
-  // The form starts from the stored webhook when it can be read (the admin view).
+  // The form starts from the stored webhook (GET /webhook: an instance key may read its own).
   const adopt = useCallback((w: WebhookView | null) => {
     setCurrent(w);
     setUrl(w?.url ?? '');
@@ -48,8 +45,11 @@ export function Webhook({ id, admin, view }: { id: string; admin: boolean; view:
     setEvents(w && w.events !== 'all' ? w.events : []);
   }, []);
   useEffect(() => {
-    if (view) adopt(view.webhook ?? null);
-  }, [view, adopt]);
+    api<{ webhook: WebhookView | null }>('GET', `/api/${enc(id)}/webhook`).then(
+      (r) => adopt(r.webhook),
+      (err: unknown) => setError(errorText(err)),
+    );
+  }, [id, adopt]);
 
   const newest = useRef(newestOnly()).current;
   const loadDeliveries = useCallback(
@@ -118,8 +118,8 @@ export function Webhook({ id, admin, view }: { id: string; admin: boolean; view:
     setError('');
     setTestMsg('');
     try {
-      await api('POST', `/api/${enc(id)}/sandbox/inbound`, { from: TEST_FROM, name: 'Panel test', message: 'Test event from the gateway panel' });
-      setTestMsg(`Sent: a message.received event from ${TEST_FROM}. Its delivery appears below.`);
+      const r = await api<{ delivery: { id: string } }>('POST', `/api/${enc(id)}/webhook/test`);
+      setTestMsg(`Queued: a webhook.test event (${r.delivery.id}). Its delivery appears below.`);
       await loadDeliveries();
     } catch (err) {
       setError(errorText(err));
@@ -127,15 +127,11 @@ export function Webhook({ id, admin, view }: { id: string; admin: boolean; view:
   };
 
   const toggle = (t: string, on: boolean): void => setEvents((es) => (on ? [...es.filter((x) => x !== t), t] : es.filter((x) => x !== t)));
-  const sandbox = view ? view.sandbox : null;
 
   return (
     <div className="grid webhook">
       <form className="card" onSubmit={(e) => void save(e)} aria-label="webhook settings">
         <h2>Webhook</h2>
-        {current === undefined && !admin && (
-          <p className="muted">An instance key cannot read the stored settings back; saving here replaces them.</p>
-        )}
         {current === null && <p className="muted">No webhook: events are not sent anywhere.</p>}
         {current && (
           <p className="muted" data-testid="webhook-current">
@@ -226,14 +222,12 @@ export function Webhook({ id, admin, view }: { id: string; admin: boolean; view:
           <button type="button" onClick={() => void loadDeliveries()}>
             Refresh
           </button>
-          <button type="button" onClick={() => void sendTest()} disabled={sandbox === false} aria-describedby="test-event-note">
+          <button type="button" onClick={() => void sendTest()} disabled={!current} aria-describedby="test-event-note">
             Send test event
           </button>
         </div>
         <p className="muted" id="test-event-note">
-          {sandbox === false
-            ? 'Test events can be played on sandbox instances only: the API has no route yet to send one through a WhatsApp instance.'
-            : `The test event is a message from ${TEST_FROM} played through the sandbox: it reaches the webhook (and the chatbot) like any received message.`}
+          A <code>webhook.test</code> event, signed and retried like any other, whatever the events chosen above.
         </p>
         {testMsg && (
           <p className="ok" role="status">

@@ -94,6 +94,7 @@ export const EVENT_TYPES = [
   'instance.status',
   'qr.updated',
   'conversation.handover',
+  'webhook.test',
 ] as const;
 
 export const enc = encodeURIComponent;

@@ -3,41 +3,41 @@
 export const RECORDED_EXAMPLES: Readonly<Record<string, unknown>> = {
   "DELETE /api/instances/{id}": {
     "success": true,
-    "instanceId": "inst_engIARRmUNUG",
+    "instanceId": "inst_j8ud-YlfBOMx",
     "deleted": true,
     "logout": "not-paired"
   },
   "DELETE /api/{id}/flow": {
     "success": true,
-    "instanceId": "inst_HVx1e6-pJF3-",
+    "instanceId": "inst_yTRPx0qb33M4",
     "deleted": true
   },
   "DELETE /api/{id}/messages/{messageId}": {
     "success": true,
-    "instanceId": "inst_HVx1e6-pJF3-",
+    "instanceId": "inst_yTRPx0qb33M4",
     "chatId": "15551234567@s.whatsapp.net",
-    "messageId": "3EB0731AFCD7BC00000001"
+    "messageId": "3EB00C42AE0EE400000001"
   },
   "DELETE /api/{id}/webhook": {
     "success": true,
-    "instanceId": "inst_HVx1e6-pJF3-",
+    "instanceId": "inst_yTRPx0qb33M4",
     "webhook": null
   },
   "GET /api/instances": {
     "success": true,
     "instances": [
       {
-        "instanceId": "inst_HVx1e6-pJF3-",
+        "instanceId": "inst_yTRPx0qb33M4",
         "name": "shop",
         "owner": "acme",
         "sandbox": true,
         "status": "initializing",
         "reason": "starting",
         "premium": true,
-        "premiumUntil": "2026-12-24T12:50:02.385Z",
+        "premiumUntil": "2026-12-24T14:03:04.943Z",
         "credits": 100,
         "quotaRemaining": "unlimited",
-        "createdAt": "2026-11-24T12:50:02.385Z",
+        "createdAt": "2026-11-24T14:03:04.943Z",
         "webhook": null
       }
     ],
@@ -45,27 +45,27 @@ export const RECORDED_EXAMPLES: Readonly<Record<string, unknown>> = {
   },
   "GET /api/instances/{id}": {
     "success": true,
-    "instanceId": "inst_HVx1e6-pJF3-",
+    "instanceId": "inst_yTRPx0qb33M4",
     "name": "shop",
     "owner": "acme",
     "sandbox": true,
     "status": "qr_code_generated",
     "reason": "waiting for scan",
     "premium": true,
-    "premiumUntil": "2027-01-23T12:50:02.385Z",
+    "premiumUntil": "2027-01-23T14:03:04.943Z",
     "credits": 150,
     "quotaRemaining": "unlimited",
-    "createdAt": "2026-11-24T12:50:02.385Z",
+    "createdAt": "2026-11-24T14:03:04.943Z",
     "webhook": null
   },
   "GET /api/{id}/chats": {
     "success": true,
-    "instanceId": "inst_HVx1e6-pJF3-",
+    "instanceId": "inst_yTRPx0qb33M4",
     "chats": [
       {
         "chatId": "120363041234567890@g.us",
         "isGroup": true,
-        "lastMessageAt": "2026-11-24T12:50:02.768Z",
+        "lastMessageAt": "2026-11-24T14:03:06.024Z",
         "unread": 1,
         "handover": false
       },
@@ -73,7 +73,7 @@ export const RECORDED_EXAMPLES: Readonly<Record<string, unknown>> = {
         "chatId": "15551234567@s.whatsapp.net",
         "name": "Ann",
         "isGroup": false,
-        "lastMessageAt": "2026-11-24T12:50:02.765Z",
+        "lastMessageAt": "2026-11-24T14:03:06.016Z",
         "unread": 0,
         "handover": false
       }
@@ -81,19 +81,19 @@ export const RECORDED_EXAMPLES: Readonly<Record<string, unknown>> = {
   },
   "GET /api/{id}/chats/{chatId}/messages": {
     "success": true,
-    "instanceId": "inst_HVx1e6-pJF3-",
+    "instanceId": "inst_yTRPx0qb33M4",
     "chatId": "15551234567@s.whatsapp.net",
     "messages": [
       {
-        "messageId": "SBX731AFCD7BC00000006",
+        "messageId": "SBX0C42AE0EE400000006",
         "chatId": "15551234567@s.whatsapp.net",
         "fromMe": false,
         "sender": "15551234567@s.whatsapp.net",
         "from": "+15551234567",
         "type": "text",
         "status": "read",
-        "timestamp": "2026-11-24T12:50:02.765Z",
-        "updatedAt": "2026-11-24T12:50:02.773Z",
+        "timestamp": "2026-11-24T14:03:06.016Z",
+        "updatedAt": "2026-11-24T14:03:06.034Z",
         "fromName": "Ann",
         "text": "Do you deliver?",
         "reactions": [
@@ -104,15 +104,15 @@ export const RECORDED_EXAMPLES: Readonly<Record<string, unknown>> = {
         ]
       },
       {
-        "messageId": "3EB0731AFCD7BC00000005",
+        "messageId": "3EB00C42AE0EE400000005",
         "chatId": "15551234567@s.whatsapp.net",
         "fromMe": true,
         "sender": null,
         "from": null,
         "type": "poll",
         "status": "sent",
-        "timestamp": "2026-11-24T12:50:02.755Z",
-        "updatedAt": "2026-11-24T12:50:02.755Z",
+        "timestamp": "2026-11-24T14:03:05.992Z",
+        "updatedAt": "2026-11-24T14:03:05.992Z",
         "poll": {
           "question": "Lunch?",
           "options": [
@@ -123,15 +123,15 @@ export const RECORDED_EXAMPLES: Readonly<Record<string, unknown>> = {
         }
       },
       {
-        "messageId": "3EB0731AFCD7BC00000004",
+        "messageId": "3EB00C42AE0EE400000004",
         "chatId": "15551234567@s.whatsapp.net",
         "fromMe": true,
         "sender": null,
         "from": null,
         "type": "contact",
         "status": "sent",
-        "timestamp": "2026-11-24T12:50:02.751Z",
-        "updatedAt": "2026-11-24T12:50:02.752Z",
+        "timestamp": "2026-11-24T14:03:05.988Z",
+        "updatedAt": "2026-11-24T14:03:05.988Z",
         "contacts": [
           {
             "name": "Support",
@@ -141,11 +141,11 @@ export const RECORDED_EXAMPLES: Readonly<Record<string, unknown>> = {
         ]
       }
     ],
-    "nextBefore": "3EB0731AFCD7BC00000004"
+    "nextBefore": "3EB00C42AE0EE400000004"
   },
   "GET /api/{id}/flow": {
     "success": true,
-    "instanceId": "inst_HVx1e6-pJF3-",
+    "instanceId": "inst_yTRPx0qb33M4",
     "flow": {
       "name": "Support",
       "start": "welcome",
@@ -172,11 +172,11 @@ export const RECORDED_EXAMPLES: Readonly<Record<string, unknown>> = {
       }
     },
     "revision": "00d0af8c71bd1679",
-    "updatedAt": "2026-11-24T12:50:02.804Z"
+    "updatedAt": "2026-11-24T14:03:06.174Z"
   },
   "GET /api/{id}/groups": {
     "success": true,
-    "instanceId": "inst_HVx1e6-pJF3-",
+    "instanceId": "inst_yTRPx0qb33M4",
     "groups": [
       {
         "chatId": "120363041234567890@g.us",
@@ -187,7 +187,7 @@ export const RECORDED_EXAMPLES: Readonly<Record<string, unknown>> = {
   },
   "GET /api/{id}/groups/{chatId}": {
     "success": true,
-    "instanceId": "inst_HVx1e6-pJF3-",
+    "instanceId": "inst_yTRPx0qb33M4",
     "chatId": "120363041234567890@g.us",
     "subject": "Sandbox group 120363041234567890",
     "participants": [
@@ -200,7 +200,7 @@ export const RECORDED_EXAMPLES: Readonly<Record<string, unknown>> = {
   },
   "GET /api/{id}/handovers": {
     "success": true,
-    "instanceId": "inst_HVx1e6-pJF3-",
+    "instanceId": "inst_yTRPx0qb33M4",
     "handovers": [
       {
         "phone": "+15550001111",
@@ -208,23 +208,23 @@ export const RECORDED_EXAMPLES: Readonly<Record<string, unknown>> = {
         "fromName": "Bo",
         "flow": "Support",
         "node": "human",
-        "openedAt": "2026-11-24T12:50:02.817Z",
-        "expiresAt": "2026-11-24T13:50:02.817Z"
+        "openedAt": "2026-11-24T14:03:06.214Z",
+        "expiresAt": "2026-11-24T15:03:06.214Z"
       }
     ]
   },
   "GET /api/{id}/messages/{messageId}": {
     "success": true,
-    "instanceId": "inst_HVx1e6-pJF3-",
-    "messageId": "3EB0731AFCD7BC00000001",
+    "instanceId": "inst_yTRPx0qb33M4",
+    "messageId": "3EB00C42AE0EE400000001",
     "chatId": "15551234567@s.whatsapp.net",
     "fromMe": true,
     "sender": null,
     "from": null,
     "type": "text",
     "status": "read",
-    "timestamp": "2026-11-24T12:50:02.549Z",
-    "updatedAt": "2026-11-24T12:50:02.775Z",
+    "timestamp": "2026-11-24T14:03:05.491Z",
+    "updatedAt": "2026-11-24T14:03:06.044Z",
     "text": "Hello again!",
     "edited": true,
     "reactions": [
@@ -236,69 +236,69 @@ export const RECORDED_EXAMPLES: Readonly<Record<string, unknown>> = {
   },
   "GET /api/{id}/qr-code": {
     "success": true,
-    "instanceId": "inst_HVx1e6-pJF3-",
+    "instanceId": "inst_yTRPx0qb33M4",
     "status": "qr_code_generated",
-    "qr": "sandbox:inst_HVx1e6-pJF3-:9EV9Sy7hQ8BSirYs",
+    "qr": "sandbox:inst_yTRPx0qb33M4:plAveXyPhVKn0vr7",
     "qrImage": "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAQgAAAEICAYAAA..."
   },
   "GET /api/{id}/sandbox/actions": {
     "success": true,
-    "instanceId": "inst_HVx1e6-pJF3-",
+    "instanceId": "inst_yTRPx0qb33M4",
     "actions": [
       {
         "action": "react",
         "chatId": "15551234567@s.whatsapp.net",
-        "messageId": "SBX731AFCD7BC00000006",
+        "messageId": "SBX0C42AE0EE400000006",
         "emoji": "❤️",
-        "at": "2026-11-24T12:50:02.773Z"
+        "at": "2026-11-24T14:03:06.034Z"
       },
       {
         "action": "edit",
         "chatId": "15551234567@s.whatsapp.net",
-        "messageId": "3EB0731AFCD7BC00000001",
+        "messageId": "3EB00C42AE0EE400000001",
         "text": "Hello again!",
-        "at": "2026-11-24T12:50:02.775Z"
+        "at": "2026-11-24T14:03:06.044Z"
       },
       {
         "action": "read",
         "chatId": "15551234567@s.whatsapp.net",
-        "messageId": "SBX731AFCD7BC00000006",
-        "at": "2026-11-24T12:50:02.778Z"
+        "messageId": "SBX0C42AE0EE400000006",
+        "at": "2026-11-24T14:03:06.060Z"
       },
       {
         "action": "presence",
         "chatId": "15551234567@s.whatsapp.net",
         "state": "typing",
-        "at": "2026-11-24T12:50:02.780Z"
+        "at": "2026-11-24T14:03:06.064Z"
       }
     ]
   },
   "GET /api/{id}/sandbox/sent": {
     "success": true,
-    "instanceId": "inst_HVx1e6-pJF3-",
+    "instanceId": "inst_yTRPx0qb33M4",
     "messages": [
       {
-        "messageId": "3EB0731AFCD7BC00000001",
+        "messageId": "3EB00C42AE0EE400000001",
         "to": "15551234567@s.whatsapp.net",
         "phone": "+15551234567",
         "type": "text",
-        "sentAt": "2026-11-24T12:50:02.550Z",
+        "sentAt": "2026-11-24T14:03:05.512Z",
         "message": "Hello!"
       },
       {
-        "messageId": "3EB0731AFCD7BC00000002",
+        "messageId": "3EB00C42AE0EE400000002",
         "to": "15551234567@s.whatsapp.net",
         "phone": "+15551234567",
         "type": "document",
-        "sentAt": "2026-11-24T12:50:02.742Z",
+        "sentAt": "2026-11-24T14:03:05.974Z",
         "caption": "Our menu"
       },
       {
-        "messageId": "3EB0731AFCD7BC00000003",
+        "messageId": "3EB00C42AE0EE400000003",
         "to": "15551234567@s.whatsapp.net",
         "phone": "+15551234567",
         "type": "location",
-        "sentAt": "2026-11-24T12:50:02.748Z",
+        "sentAt": "2026-11-24T14:03:05.984Z",
         "location": {
           "latitude": 52.52,
           "longitude": 13.405,
@@ -306,11 +306,11 @@ export const RECORDED_EXAMPLES: Readonly<Record<string, unknown>> = {
         }
       },
       {
-        "messageId": "3EB0731AFCD7BC00000004",
+        "messageId": "3EB00C42AE0EE400000004",
         "to": "15551234567@s.whatsapp.net",
         "phone": "+15551234567",
         "type": "contact",
-        "sentAt": "2026-11-24T12:50:02.752Z",
+        "sentAt": "2026-11-24T14:03:05.988Z",
         "contacts": [
           {
             "name": "Support",
@@ -320,11 +320,11 @@ export const RECORDED_EXAMPLES: Readonly<Record<string, unknown>> = {
         ]
       },
       {
-        "messageId": "3EB0731AFCD7BC00000005",
+        "messageId": "3EB00C42AE0EE400000005",
         "to": "15551234567@s.whatsapp.net",
         "phone": "+15551234567",
         "type": "poll",
-        "sentAt": "2026-11-24T12:50:02.755Z",
+        "sentAt": "2026-11-24T14:03:05.992Z",
         "poll": {
           "question": "Lunch?",
           "options": [
@@ -336,76 +336,88 @@ export const RECORDED_EXAMPLES: Readonly<Record<string, unknown>> = {
       }
     ]
   },
+  "GET /api/{id}/webhook": {
+    "success": true,
+    "instanceId": "inst_yTRPx0qb33M4",
+    "webhook": {
+      "url": "http://127.0.0.1:38883/hook",
+      "signed": true,
+      "events": [
+        "message.received",
+        "message.status"
+      ]
+    }
+  },
   "GET /api/{id}/webhook/deliveries": {
     "success": true,
-    "instanceId": "inst_HVx1e6-pJF3-",
+    "instanceId": "inst_yTRPx0qb33M4",
     "counts": {
       "pending": 0,
-      "delivered": 8,
+      "delivered": 9,
       "failed": 0
     },
     "deliveries": [
       {
-        "id": "msg_0mwuozma8b3e1044732d71fde",
+        "id": "msg_0mwurlkfc8c184fb3d016b539",
         "type": "message.received",
-        "createdAt": "2026-11-24T12:50:02.768Z",
+        "createdAt": "2026-11-24T14:03:06.024Z",
         "status": "delivered",
         "attempts": 1,
         "lastError": null,
         "lastStatus": 200,
         "nextAttemptAt": null,
-        "deliveredAt": "2026-11-24T12:50:02.772Z",
-        "finishedAt": "2026-11-24T12:50:02.772Z",
+        "deliveredAt": "2026-11-24T14:03:06.033Z",
+        "finishedAt": "2026-11-24T14:03:06.033Z",
         "redeliveries": 0
       },
       {
-        "id": "msg_0mwuozma5fb4f155a8e16e045",
+        "id": "msg_0mwurlkf4ae24ad97c76d2281",
         "type": "message.received",
-        "createdAt": "2026-11-24T12:50:02.765Z",
+        "createdAt": "2026-11-24T14:03:06.016Z",
         "status": "delivered",
         "attempts": 1,
         "lastError": null,
         "lastStatus": 200,
         "nextAttemptAt": null,
-        "deliveredAt": "2026-11-24T12:50:02.769Z",
-        "finishedAt": "2026-11-24T12:50:02.769Z",
+        "deliveredAt": "2026-11-24T14:03:06.025Z",
+        "finishedAt": "2026-11-24T14:03:06.025Z",
         "redeliveries": 0
       }
     ]
   },
   "POST /api/instances/{id}/credits": {
     "success": true,
-    "instanceId": "inst_HVx1e6-pJF3-",
+    "instanceId": "inst_yTRPx0qb33M4",
     "name": "shop",
     "owner": "acme",
     "sandbox": true,
-    "status": "initializing",
-    "reason": "starting",
+    "status": "qr_code_generated",
+    "reason": "waiting for scan",
     "premium": true,
-    "premiumUntil": "2026-12-24T12:50:02.385Z",
+    "premiumUntil": "2026-12-24T14:03:04.943Z",
     "credits": 150,
     "quotaRemaining": "unlimited",
-    "createdAt": "2026-11-24T12:50:02.385Z",
+    "createdAt": "2026-11-24T14:03:04.943Z",
     "webhook": null
   },
   "POST /api/instances/{id}/premium": {
     "success": true,
-    "instanceId": "inst_HVx1e6-pJF3-",
+    "instanceId": "inst_yTRPx0qb33M4",
     "name": "shop",
     "owner": "acme",
     "sandbox": true,
-    "status": "initializing",
-    "reason": "starting",
+    "status": "qr_code_generated",
+    "reason": "waiting for scan",
     "premium": true,
-    "premiumUntil": "2027-01-23T12:50:02.385Z",
+    "premiumUntil": "2027-01-23T14:03:04.943Z",
     "credits": 150,
     "quotaRemaining": "unlimited",
-    "createdAt": "2026-11-24T12:50:02.385Z",
+    "createdAt": "2026-11-24T14:03:04.943Z",
     "webhook": null
   },
   "POST /api/instances/{id}/rotate-key": {
     "success": true,
-    "instanceId": "inst_engIARRmUNUG",
+    "instanceId": "inst_j8ud-YlfBOMx",
     "name": "spare",
     "owner": "acme",
     "sandbox": true,
@@ -415,13 +427,13 @@ export const RECORDED_EXAMPLES: Readonly<Record<string, unknown>> = {
     "premiumUntil": null,
     "credits": 0,
     "quotaRemaining": "0",
-    "createdAt": "2026-11-24T12:50:02.451Z",
+    "createdAt": "2026-11-24T14:03:05.230Z",
     "webhook": null,
-    "apiKey": "gw_live_hUqvjXI4BP9nPoI9v9f4qY76GASMY030"
+    "apiKey": "gw_live_eQTtG7aQctfDbN7PIvv4FbAa_U6HhB_c"
   },
   "POST /api/{id}/contacts/check": {
     "success": true,
-    "instanceId": "inst_HVx1e6-pJF3-",
+    "instanceId": "inst_yTRPx0qb33M4",
     "results": [
       {
         "phone": "+15551234567",
@@ -432,122 +444,139 @@ export const RECORDED_EXAMPLES: Readonly<Record<string, unknown>> = {
   },
   "POST /api/{id}/handover/release": {
     "success": true,
-    "instanceId": "inst_HVx1e6-pJF3-",
+    "instanceId": "inst_yTRPx0qb33M4",
     "phone": "+15550001111",
     "chatId": "15550001111@s.whatsapp.net",
     "released": true
   },
   "POST /api/{id}/logout": {
     "success": true,
-    "instanceId": "inst_HVx1e6-pJF3-",
+    "instanceId": "inst_yTRPx0qb33M4",
     "status": "initializing"
   },
   "POST /api/{id}/messages/{messageId}/edit": {
     "success": true,
-    "instanceId": "inst_HVx1e6-pJF3-",
+    "instanceId": "inst_yTRPx0qb33M4",
     "chatId": "15551234567@s.whatsapp.net",
-    "messageId": "3EB0731AFCD7BC00000001"
+    "messageId": "3EB00C42AE0EE400000001"
   },
   "POST /api/{id}/presence": {
     "success": true,
-    "instanceId": "inst_HVx1e6-pJF3-",
+    "instanceId": "inst_yTRPx0qb33M4",
     "chatId": "15551234567@s.whatsapp.net"
   },
   "POST /api/{id}/react": {
     "success": true,
-    "instanceId": "inst_HVx1e6-pJF3-",
+    "instanceId": "inst_yTRPx0qb33M4",
     "chatId": "15551234567@s.whatsapp.net",
-    "messageId": "SBX731AFCD7BC00000006"
+    "messageId": "SBX0C42AE0EE400000006"
   },
   "POST /api/{id}/read": {
     "success": true,
-    "instanceId": "inst_HVx1e6-pJF3-",
+    "instanceId": "inst_yTRPx0qb33M4",
     "chatId": "15551234567@s.whatsapp.net",
     "read": 1
   },
   "POST /api/{id}/restart": {
     "success": true,
-    "instanceId": "inst_HVx1e6-pJF3-",
+    "instanceId": "inst_yTRPx0qb33M4",
     "status": "initializing"
   },
   "POST /api/{id}/rotate-key": {
     "success": true,
-    "instanceId": "inst_HVx1e6-pJF3-",
-    "apiKey": "gw_live_FnzefXXn-m4iDtoA1QzG83WuBAU3K_6y"
+    "instanceId": "inst_yTRPx0qb33M4",
+    "apiKey": "gw_live_k-52ny4BXPYuNYU2VSYLbo7UCSkn_xZd"
   },
   "POST /api/{id}/sandbox/disconnect": {
     "success": true,
-    "instanceId": "inst_HVx1e6-pJF3-",
+    "instanceId": "inst_yTRPx0qb33M4",
     "status": "disconnected"
   },
   "POST /api/{id}/sandbox/inbound": {
     "success": true,
-    "instanceId": "inst_HVx1e6-pJF3-",
-    "messageId": "SBX731AFCD7BC00000006"
+    "instanceId": "inst_yTRPx0qb33M4",
+    "messageId": "SBX0C42AE0EE400000006"
   },
   "POST /api/{id}/sandbox/react": {
     "success": true,
-    "instanceId": "inst_HVx1e6-pJF3-"
+    "instanceId": "inst_yTRPx0qb33M4"
   },
   "POST /api/{id}/sandbox/receipt": {
     "success": true,
-    "instanceId": "inst_HVx1e6-pJF3-"
+    "instanceId": "inst_yTRPx0qb33M4"
   },
   "POST /api/{id}/sandbox/scan": {
     "success": true,
-    "instanceId": "inst_HVx1e6-pJF3-",
+    "instanceId": "inst_yTRPx0qb33M4",
     "status": "connected"
   },
   "POST /api/{id}/send-contact": {
     "success": true,
-    "instanceId": "inst_HVx1e6-pJF3-",
-    "messageId": "3EB0731AFCD7BC00000004",
+    "instanceId": "inst_yTRPx0qb33M4",
+    "messageId": "3EB00C42AE0EE400000004",
     "to": "15551234567@s.whatsapp.net",
     "quotaRemaining": "unlimited"
   },
   "POST /api/{id}/send-location": {
     "success": true,
-    "instanceId": "inst_HVx1e6-pJF3-",
-    "messageId": "3EB0731AFCD7BC00000003",
+    "instanceId": "inst_yTRPx0qb33M4",
+    "messageId": "3EB00C42AE0EE400000003",
     "to": "15551234567@s.whatsapp.net",
     "quotaRemaining": "unlimited"
   },
   "POST /api/{id}/send-media": {
     "success": true,
-    "instanceId": "inst_HVx1e6-pJF3-",
-    "messageId": "3EB0731AFCD7BC00000002",
+    "instanceId": "inst_yTRPx0qb33M4",
+    "messageId": "3EB00C42AE0EE400000002",
     "to": "15551234567@s.whatsapp.net",
     "quotaRemaining": "unlimited",
     "mediaType": "document"
   },
   "POST /api/{id}/send-poll": {
     "success": true,
-    "instanceId": "inst_HVx1e6-pJF3-",
-    "messageId": "3EB0731AFCD7BC00000005",
+    "instanceId": "inst_yTRPx0qb33M4",
+    "messageId": "3EB00C42AE0EE400000005",
     "to": "15551234567@s.whatsapp.net",
     "quotaRemaining": "unlimited"
   },
   "POST /api/{id}/webhook/deliveries/{deliveryId}/redeliver": {
     "success": true,
-    "instanceId": "inst_HVx1e6-pJF3-",
+    "instanceId": "inst_yTRPx0qb33M4",
     "requeued": true,
     "delivery": {
-      "id": "msg_0mwuozma8b3e1044732d71fde",
+      "id": "msg_0mwurlkfc8c184fb3d016b539",
       "type": "message.received",
-      "createdAt": "2026-11-24T12:50:02.768Z",
+      "createdAt": "2026-11-24T14:03:06.024Z",
       "status": "pending",
       "attempts": 0,
       "lastError": null,
       "lastStatus": null,
-      "nextAttemptAt": "2026-11-24T12:50:02.798Z",
+      "nextAttemptAt": "2026-11-24T14:03:06.160Z",
       "deliveredAt": null,
       "finishedAt": null,
       "redeliveries": 1
     }
   },
+  "POST /api/{id}/webhook/test": {
+    "success": true,
+    "instanceId": "inst_yTRPx0qb33M4",
+    "delivery": {
+      "id": "msg_0mwurljzm84c4ad6f3faef663",
+      "type": "webhook.test",
+      "createdAt": "2026-11-24T14:03:05.458Z",
+      "status": "pending",
+      "attempts": 0,
+      "lastError": null,
+      "lastStatus": null,
+      "nextAttemptAt": "2026-11-24T14:03:05.458Z",
+      "deliveredAt": null,
+      "finishedAt": null,
+      "redeliveries": 0
+    }
+  },
   "PUT /api/{id}/flow": {
     "success": true,
-    "instanceId": "inst_HVx1e6-pJF3-",
+    "instanceId": "inst_yTRPx0qb33M4",
     "flow": {
       "name": "Support",
       "start": "welcome",
@@ -574,13 +603,13 @@ export const RECORDED_EXAMPLES: Readonly<Record<string, unknown>> = {
       }
     },
     "revision": "00d0af8c71bd1679",
-    "updatedAt": "2026-11-24T12:50:02.804Z"
+    "updatedAt": "2026-11-24T14:03:06.174Z"
   },
   "PUT /api/{id}/webhook": {
     "success": true,
-    "instanceId": "inst_HVx1e6-pJF3-",
+    "instanceId": "inst_yTRPx0qb33M4",
     "webhook": {
-      "url": "http://127.0.0.1:37541/hook",
+      "url": "http://127.0.0.1:38883/hook",
       "signed": true,
       "events": [
         "message.received",

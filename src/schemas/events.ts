@@ -11,6 +11,7 @@ export const EVENT_TYPES = [
   'instance.status',
   'qr.updated',
   'conversation.handover',
+  'webhook.test',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
@@ -125,6 +126,11 @@ export const HandoverData = closed({
   expiresAt: Type.Optional(IsoTime),
 });
 
+export const WebhookTestData = closed({
+  message: Type.String(),
+  requestedAt: IsoTime,
+});
+
 /** The data schema of each event type. */
 export const EVENT_DATA = {
   'message.received': InboundMessageSchema,
@@ -135,6 +141,7 @@ export const EVENT_DATA = {
   'instance.status': InstanceStatusData,
   'qr.updated': QrUpdatedData,
   'conversation.handover': HandoverData,
+  'webhook.test': WebhookTestData,
 } as const;
 
 /** The body of a webhook delivery (and of a live event), for one event type. */

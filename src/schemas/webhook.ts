@@ -37,3 +37,9 @@ export const RedeliverBody = closed({
   requeued: Type.Boolean({ description: 'false when it was still pending (nothing to do).' }),
   delivery: DeliverySummarySchema,
 });
+
+export const WebhookTestBody = closed({
+  success: Type.Literal(true),
+  instanceId: Type.String(),
+  delivery: DeliverySummarySchema,
+});

@@ -85,6 +85,18 @@ export class WebhookDeliverer implements EventConsumer {
     this.kick();
   }
 
+  /**
+   * Queues a `webhook.test` event for the instance's webhook, whatever its events filter (it was
+   * asked for); it is stored, signed, retried and listed like any delivery. Null without a webhook.
+   */
+  async test(instanceId: string): Promise<DeliveryRecord | null> {
+    if (!this.options.instances.get(instanceId)?.webhook) return null;
+    const now = new Date(this.options.clock.now()).toISOString();
+    const record = await this.outbox.append({ type: 'webhook.test', instanceId, timestamp: now, data: { message: 'A test event: your webhook receiver is reachable.', requestedAt: now } });
+    this.kick();
+    return record;
+  }
+
   /** Queues a finished delivery again (same webhook-id); see Outbox.requeue. */
   async redeliver(instanceId: string, deliveryId: string): ReturnType<Outbox['requeue']> {
     const result = await this.outbox.requeue(instanceId, deliveryId);

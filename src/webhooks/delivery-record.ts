@@ -96,10 +96,17 @@ export function newDeliveryId(now: number): string {
   return `msg_${Math.max(0, Math.floor(now)).toString(36).padStart(9, '0')}${random}`;
 }
 
-/** Events about one chat share a lane (their order matters); instance-wide events share another. */
+/**
+ * Events about one chat share a lane (their order matters: a status never overtakes an earlier one,
+ * and one chat's receiver trouble holds back only that chat); instance-wide events share another.
+ */
 export function laneOf(event: GatewayEvent): string {
   switch (event.type) {
     case 'message.received':
+    case 'message.status':
+    case 'message.reaction':
+    case 'message.edited':
+    case 'message.deleted':
     case 'conversation.handover':
       return `chat:${event.data.chatId}`;
     default:

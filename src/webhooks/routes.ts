@@ -4,7 +4,7 @@ import { GatewayError } from '../domain/errors.js';
 import { defineRoute, type RouteDef } from '../http/route.js';
 import { closed } from '../schemas/common.js';
 import { WebhookBody, WebhookInput } from '../schemas/instance.js';
-import { DeliveriesBody, DeliveriesQuery, RedeliverBody } from '../schemas/webhook.js';
+import { DeliveriesBody, DeliveriesQuery, RedeliverBody, WebhookTestBody } from '../schemas/webhook.js';
 import type { WebhookDeliverer } from './deliverer.js';
 import { summarise } from './delivery-record.js';
 import { applyWebhookChange, webhookView } from './settings.js';
@@ -28,6 +28,36 @@ export function webhookRoutes(core: Core, deliverer: WebhookDeliverer): RouteDef
         const webhook = await applyWebhookChange(instance.webhook, body, core.config.webhooks.allowPrivateTargets);
         const record = await core.instances.setWebhook(instance.id, webhook);
         return { success: true, instanceId: instance.id, webhook: webhookView(record.webhook) };
+      },
+    }),
+
+    defineRoute({
+      method: 'GET',
+      path: '/api/:id/webhook',
+      auth: 'instance',
+      operationId: 'getWebhook',
+      summary: 'The webhook as stored: where events go, whether they are signed, which events (never the secret)',
+      tags: ['webhooks'],
+      response: { description: 'The webhook, or null when none is set.', schema: WebhookBody },
+      handle({ instance }) {
+        return { success: true, instanceId: instance.id, webhook: webhookView(instance.webhook) };
+      },
+    }),
+
+    defineRoute({
+      method: 'POST',
+      path: '/api/:id/webhook/test',
+      auth: 'instance',
+      operationId: 'testWebhook',
+      summary: 'Queue a `webhook.test` event to the webhook, whatever its events filter, signed and retried like any event',
+      description: 'The answer names the delivery; follow it in GET /webhook/deliveries. 404 NOT_FOUND when the instance has no webhook.',
+      tags: ['webhooks'],
+      response: { description: 'Queued.', schema: WebhookTestBody },
+      errors: ['NOT_FOUND'],
+      async handle({ instance }) {
+        const record = await deliverer.test(instance.id);
+        if (!record) throw new GatewayError('NOT_FOUND', 'this instance has no webhook: set one with PUT /api/{id}/webhook first');
+        return { success: true, instanceId: instance.id, delivery: summarise(record) };
       },
     }),
 

@@ -47,6 +47,44 @@ test('a message being retried holds back later messages of its chat, not other c
   }
 });
 
+test('message.status events keep their chat\'s order and wait only behind their own chat', async (t) => {
+  // Contract part 2: message.status "in order per chat". A status of chat A being retried holds
+  // back A's later statuses (never sent out of order), not chat B's.
+  const clock = new ManualClock();
+  const timers = new ManualTimers(clock);
+  const receiver = await startReceiver();
+  let failedFirst = false;
+  receiver.setDefault((req) => {
+    if (req.json.type === 'message.status' && String(req.json.data.chatId).startsWith('15550000001') && req.json.data.status === 'delivered' && !failedFirst) {
+      failedFirst = true;
+      return 500;
+    }
+    return 200;
+  });
+  const d = await startTestDaemon({ clock, timers, webhooks: { random: () => 0.5 }, config: { webhooks: { allowPrivateTargets: true, retryDelaysMs: [5_000] } } });
+  try {
+    const inst = await d.connectedSandbox();
+    await setWebhook(d, inst, receiver.url, { events: ['message.status'] });
+    const send = async (phone: string) => (await d.request('POST', `/api/${inst.id}/send`, { key: inst.key, json: { phone, message: 'x' } })).body.messageId as string;
+    const a = await send('+15550000001');
+    const b = await send('+15550000002');
+    for (const [id, status] of [[a, 'delivered'], [a, 'read'], [b, 'delivered'], [b, 'read']] as const) {
+      t.is((await d.request('POST', `/api/${inst.id}/sandbox/receipt`, { key: inst.key, json: { messageId: id, status } })).status, 200);
+    }
+    const seen = (id: string) => receiver.requests.filter((r) => r.json.data.messageId === id).map((r) => String(r.json.data.status));
+    await waitFor(() => seen(b).includes('read'), 5000, "chat B's statuses");
+    await sleep(150);
+    t.deepEqual(seen(b), ['sent', 'delivered', 'read'], 'chat B is not held back');
+    t.deepEqual(seen(a), ['sent', 'delivered'], "A's read waits behind A's delivered being retried");
+    timers.advance(5_000);
+    await waitFor(() => seen(a).includes('read'), 5000, "chat A's read");
+    t.deepEqual(seen(a), ['sent', 'delivered', 'delivered', 'read']);
+  } finally {
+    await d.close();
+    await receiver.close();
+  }
+});
+
 test('the oldest delivery of a chat failing for good lets the next one go', async (t) => {
   const receiver = await startReceiver();
   receiver.setDefault((req) => (req.json.data.text === 'first' ? 500 : 200));

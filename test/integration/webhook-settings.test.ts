@@ -78,3 +78,49 @@ test('`gateway webhook set --url` alone keeps the secret and events; --unsigned 
   t.is(bad.code, 2);
   t.regex(bad.stderr, /24/);
 });
+
+test('GET /webhook shows the stored webhook; POST /webhook/test delivers a signed webhook.test whatever the events filter', async (t) => {
+  // Contract part 2 ("Webhook: ... a send test event button", issue 16, and a tenant reading its
+  // own settings): the test event goes through the outbox like any event, so it is signed, listed
+  // and retried; it needs a webhook (404 without one).
+  const receiver = await startReceiver();
+  t.teardown(() => receiver.close());
+  const d = await startTestDaemon();
+  t.teardown(() => d.close());
+  const { id, key } = await d.connectedSandbox();
+  t.deepEqual((await d.request('GET', `/api/${id}/webhook`, { key })).body, { success: true, instanceId: id, webhook: null });
+  const none = await d.request('POST', `/api/${id}/webhook/test`, { key });
+  t.is(none.status, 404);
+  t.is(none.body.error.code, 'NOT_FOUND');
+
+  await d.request('PUT', `/api/${id}/webhook`, { key, json: { url: receiver.url, secret: SECRET, events: ['message.status'] } });
+  t.like((await d.request('GET', `/api/${id}/webhook`, { key })).body.webhook, { url: receiver.url, signed: true, events: ['message.status'] });
+  const queued = await d.request('POST', `/api/${id}/webhook/test`, { key });
+  t.is(queued.status, 200, JSON.stringify(queued.body));
+  t.like(queued.body.delivery, { type: 'webhook.test' });
+  const [got] = await receiver.waitForCount(1);
+  const event = new Webhook(SECRET).verify(got!.body, got!.headers) as { type: string; instanceId: string; data: { message: string } };
+  t.is(event.type, 'webhook.test');
+  t.is(event.instanceId, id);
+  t.is(got!.headers['webhook-id'], queued.body.delivery.id, 'the delivery the answer named');
+  await waitFor(async () => ((await d.request('GET', `/api/${id}/webhook/deliveries`, { key })).body.deliveries as Array<{ id: string; status: string }>).some((x) => x.id === queued.body.delivery.id && x.status === 'delivered'), 5000, 'listed as delivered');
+});
+
+test('`gateway webhook show` and `gateway webhook test` against the running daemon', async (t) => {
+  const receiver = await startReceiver();
+  t.teardown(() => receiver.close());
+  const d = await startTestDaemon();
+  t.teardown(() => d.close());
+  const { id, key } = await d.connectedSandbox();
+  const cli = (...args: string[]) => runCli(args, { dataDir: d.dataDir });
+  t.regex((await cli('webhook', 'show', id)).stdout, /has no webhook/);
+  await d.request('PUT', `/api/${id}/webhook`, { key, json: { url: receiver.url } });
+  const shown = await cli('webhook', 'show', id, '--json');
+  t.is(shown.code, 0, shown.stderr);
+  t.like(JSON.parse(shown.stdout), { instanceId: id, webhook: { url: receiver.url, signed: false, events: 'all' } });
+  const tested = await cli('webhook', 'test', id);
+  t.is(tested.code, 0, tested.stderr);
+  t.regex(tested.stdout, /Queued test delivery/);
+  const [got] = await receiver.waitForCount(1);
+  t.is(got!.json.type, 'webhook.test');
+});

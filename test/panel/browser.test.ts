@@ -268,10 +268,9 @@ test('admin: sign in, instances (sandbox and WhatsApp), live QR, pairing code, c
 
   receiver.script(500);
   await page.getByRole('button', { name: 'Send test event' }).click();
-  await page.getByRole('status').filter({ hasText: 'Sent: a message.received event' }).waitFor();
+  await page.getByRole('status').filter({ hasText: 'Queued: a webhook.test event' }).waitFor();
   const [first] = await receiver.waitForCount(1, 20_000);
-  t.is(first!.json.type, 'message.received');
-  t.is(first!.json.data.text, 'Test event from the gateway panel');
+  t.is(first!.json.type, 'webhook.test', 'delivered whatever the events chosen');
   t.regex(first!.headers['webhook-signature'] ?? '', /^v1,/);
   const row = page.locator(`[data-delivery="${first!.headers['webhook-id']}"]`);
   await row.getByTestId('delivery-status').filter({ hasText: 'failed' }).waitFor({ timeout: 20_000 });
@@ -550,8 +549,11 @@ test('an instance session in the browser sees its own instance (plan read-only) 
   const newKey = (await page.getByTestId('new-key').textContent())!.trim();
   t.is((await d.request('GET', `/api/${a.id}/status`, { key: a.key })).status, 401);
   t.is((await d.request('GET', `/api/${a.id}/status`, { key: newKey })).status, 200);
+  // A tenant reads its own stored webhook (GET /webhook) and can test it.
+  t.is((await d.request('PUT', `/api/${a.id}/webhook`, { key: newKey, json: { url: 'https://example.com/tenant-hook', events: ['message.status'] } })).status, 200);
   await page.getByRole('link', { name: 'Webhook' }).click();
-  await page.getByText('An instance key cannot read the stored settings back').waitFor();
+  await page.getByTestId('webhook-current').filter({ hasText: 'https://example.com/tenant-hook' }).waitFor();
+  t.is(await page.getByLabel('URL').inputValue(), 'https://example.com/tenant-hook');
   // The page's own fetches, with the cookie and its CSRF token, are refused for the other instance.
   t.is(await page.evaluate(async (id) => (await fetch(`/api/${id}/status`)).status, b.id), 401);
   t.is(await page.evaluate(async () => (await fetch('/api/instances')).status), 401);

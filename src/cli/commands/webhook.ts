@@ -29,7 +29,7 @@ interface SetOptions {
   unsigned?: boolean;
 }
 
-/** `gateway webhook set|deliveries|redeliver` (the same routes as the API). */
+/** `gateway webhook set|show|test|deliveries|redeliver` (the same routes as the API). */
 export function registerWebhook(program: Command): Command {
   const webhook = program.command('webhook').description('webhook settings and deliveries');
   webhook
@@ -57,6 +57,26 @@ export function registerWebhook(program: Command): Command {
       const result = await withApi(dataDir, (api) => api.call('PUT', `/api/${seg(id)}/webhook`, body));
       const w = result.webhook as { url: string; signed: boolean; events: string[] | 'all' };
       output(json, { instanceId: id, ...w }, `Webhook for ${id}: ${w.url} (${w.signed ? 'signed' : 'unsigned'}; events: ${Array.isArray(w.events) ? w.events.join(',') : w.events})`);
+    });
+
+  webhook
+    .command('show <id>')
+    .description('the webhook as stored: URL, signed or not, events (never the secret)')
+    .action(async (id: string, _opts: unknown, cmd: Command) => {
+      const { dataDir, json } = globals(cmd);
+      const result = await withApi(dataDir, (api) => api.call('GET', `/api/${seg(id)}/webhook`));
+      const w = result.webhook as { url: string; signed: boolean; events: string[] | 'all' } | null;
+      output(json, { instanceId: id, webhook: w }, w ? `Webhook for ${id}: ${w.url} (${w.signed ? 'signed' : 'unsigned'}; events: ${Array.isArray(w.events) ? w.events.join(',') : w.events})` : `${id} has no webhook`);
+    });
+
+  webhook
+    .command('test <id>')
+    .description('queue a webhook.test event to the webhook (whatever its events filter); follow it with `webhook deliveries`')
+    .action(async (id: string, _opts: unknown, cmd: Command) => {
+      const { dataDir, json } = globals(cmd);
+      const result = await withApi(dataDir, (api) => api.call('POST', `/api/${seg(id)}/webhook/test`));
+      const view = result.delivery as DeliveryView;
+      output(json, { instanceId: id, delivery: view }, `Queued test delivery ${view.id}: sent at once by a running daemon, otherwise at its next start (see \`gateway webhook deliveries ${id}\`)`);
     });
 
   webhook
