@@ -39,6 +39,8 @@ export interface ChatPage {
  */
 export class MessageStore {
   private readonly open = new Map<string, Promise<InstanceMessages>>();
+  /** The instance used last: already the newest in `open`, so its next use skips the reordering. */
+  private last: { id: string; im: Promise<InstanceMessages> } | null = null;
   private sweepTimer: TimerHandle | null = null;
 
   constructor(private readonly options: MessageStoreOptions) {}
@@ -53,11 +55,16 @@ export class MessageStore {
   }
 
   private instance(instanceId: string): Promise<InstanceMessages> {
+    // A send touches its instance twice (pending, sent), and a busy one again and again: the Map
+    // delete and set that keep the order were 12 % of the store's CPU in a profile of sends.
+    const last = this.last;
+    if (last !== null && last.id === instanceId && this.open.get(instanceId) === last.im) return last.im;
     let im = this.open.get(instanceId);
     if (im) {
       // Most recently used last.
       this.open.delete(instanceId);
       this.open.set(instanceId, im);
+      this.last = { id: instanceId, im };
       return im;
     }
     const { history } = this.options;
@@ -74,6 +81,7 @@ export class MessageStore {
     })();
     im.catch(() => this.open.delete(instanceId));
     this.open.set(instanceId, im);
+    this.last = { id: instanceId, im };
     const max = this.options.maxOpen ?? 256;
     while (this.open.size > max) {
       const [oldest, p] = this.open.entries().next().value as [string, Promise<InstanceMessages>];

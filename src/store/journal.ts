@@ -23,7 +23,8 @@ interface Waiter {
 }
 
 export class Journal {
-  private queued: Buffer[] = [];
+  /** Lines waiting for the next write, without their newlines. */
+  private queued: string[] = [];
   /** Bytes known to be in the file (the end of the last successful write). */
   private written: number;
   private queuedDurable: Waiter[] = [];
@@ -95,10 +96,11 @@ export class Journal {
 
   private enqueue(text: string): number {
     if (this.closed) throw new Error(`journal ${this.file} is closed`);
-    const buf = Buffer.from(`${text}\n`, 'utf8');
+    // Kept as text and encoded once per write: a Buffer per line was 6 % of the message store's
+    // CPU in a profile of sends (pending and sent lines).
     const offset = this.end;
-    this.end += buf.length;
-    this.queued.push(buf);
+    this.end += Buffer.byteLength(text, 'utf8') + 1;
+    this.queued.push(text);
     return offset;
   }
 
@@ -114,13 +116,13 @@ export class Journal {
     // Let the lines of the current tick join this write.
     if (!this.eager) await new Promise((r) => setImmediate(r));
     while (this.queued.length > 0) {
-      const bufs = this.queued;
+      const lines = this.queued;
       const durable = this.queuedDurable;
       this.queued = [];
       this.queuedDurable = [];
       try {
         checkWriteGuard();
-        const data = bufs.length === 1 ? bufs[0]! : Buffer.concat(bufs);
+        const data = Buffer.from(lines.length === 1 ? `${lines[0]!}\n` : `${lines.join('\n')}\n`, 'utf8');
         let written = 0;
         while (written < data.length) written += (await this.handle.write(data, written, data.length - written)).bytesWritten;
         if (durable.length > 0) await this.handle.datasync();
