@@ -313,7 +313,7 @@ export class SandboxConnection implements Connection {
       to: message.to,
       phone: message.to.endsWith('@s.whatsapp.net') ? `+${message.to.slice(0, message.to.indexOf('@'))}` : null,
       type: message.kind === 'media' ? message.mediaType : message.kind,
-      sentAt: new Date(this.now()).toISOString(),
+      sentAt: this.isoNow(),
     };
     if (message.replyTo !== undefined) record.replyTo = message.replyTo;
     if (message.kind === 'text') record.message = message.text;
@@ -336,5 +336,18 @@ export class SandboxConnection implements Connection {
 
   private now(): number {
     return this.options.now ? this.options.now() : Date.now();
+  }
+
+  private isoMs = NaN;
+  private isoText = '';
+
+  /** The clock as an ISO string, formatted once per millisecond (every send stamps one). */
+  private isoNow(): string {
+    const ms = this.now();
+    if (ms !== this.isoMs) {
+      this.isoMs = ms;
+      this.isoText = new Date(ms).toISOString();
+    }
+    return this.isoText;
   }
 }
