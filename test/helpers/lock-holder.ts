@@ -3,9 +3,10 @@
  * `node --import tsx test/helpers/lock-holder.ts '<config json>'`. It runs `config.script`, then
  * one JSON command per stdin line, and reports JSON events on stdout, one per line.
  */
-import { closeSync, openSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { acquireLock, type HeldLock } from '../../src/store/owner-lock.js';
+import { processRunning } from '../../src/store/process-identity.js';
 
 export interface HolderConfig {
   path: string;
@@ -67,21 +68,22 @@ function commit(held: HeldLock, file: string, value: number): void {
   renameSync(tmp, file);
 }
 
-/** Marks "inside the critical section" with an exclusive file naming us; another live one is an overlap. */
+/**
+ * Marks "inside the critical section" with an exclusive file naming us; another live one is an
+ * overlap. A killed holder's mark stays behind: its pid is dead, or a zombie its parent has not
+ * reaped yet on a loaded machine (kill(pid, 0) still succeeds on a zombie, which once counted as
+ * an overlap), so liveness is judged as the lock itself judges it.
+ */
 function enter(inside: string): boolean {
   try {
-    closeSync(openSync(inside, 'wx'));
-    writeFileSync(inside, String(process.pid));
+    writeFileSync(inside, String(process.pid), { flag: 'wx' });
     return true;
   } catch {
-    const pid = Number(readFileSync(inside, 'utf8'));
-    try {
-      process.kill(pid, 0);
-      return false; // a live process is inside too
-    } catch {
-      writeFileSync(inside, String(process.pid)); // left by a killed holder
-      return true;
-    }
+    const text = readFileSync(inside, 'utf8');
+    if (text === '') return false; // created this instant by someone else who is inside too
+    if (processRunning(Number(text), null)) return false; // a live process is inside too
+    writeFileSync(inside, String(process.pid)); // left by a killed holder
+    return true;
   }
 }
 
