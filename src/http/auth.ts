@@ -1,4 +1,6 @@
+import { timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Context } from 'koa';
 import { GatewayError } from '../domain/errors.js';
 import type { InstanceRecord } from '../domain/types.js';
@@ -18,6 +20,27 @@ export const controlRequests = new WeakSet<IncomingMessage>();
 export interface SessionResolver {
   /** The session of this request, if it carries a valid one; throws 401/403 for a bad CSRF token. */
   principal(ctx: Context): Principal | null;
+}
+
+/**
+ * The API key last verified on each connection, with the stored hash it matched. A keep-alive
+ * client sends the same key with every request: the same key on the same connection, against the
+ * same stored hash, is accepted without hashing it again. Measured on the bench's send run (50
+ * keep-alive connections, 4 interleaved runs each): the daemon's CPU per send 111 -> 99.5 µs
+ * (median), far more than the digest alone costs in a micro-benchmark (1.3 µs): the check makes
+ * a Hash object and two buffers per request. Nothing outlives the connection, only a key that
+ * was valid on it is kept, the keys are compared in constant time (a reverse proxy may carry
+ * several clients on one connection), and a different key, a rotated one or an unknown instance
+ * takes the full check.
+ */
+const verifiedOn = new WeakMap<Socket, { key: string; keyHash: string }>();
+
+/** Whether a presented key is the one verified before, in constant time (a proxy may share a connection). */
+function sameKey(known: string, presented: string | undefined): boolean {
+  if (presented === undefined || presented.length !== known.length) return false;
+  const a = Buffer.from(known);
+  const b = Buffer.from(presented);
+  return a.length === b.length && timingSafeEqual(a, b);
 }
 
 export interface AuthDeps {
@@ -73,8 +96,15 @@ export function authenticate(ctx: Context, auth: RouteAuth, deps: AuthDeps): Aut
     if (!record || session.instanceId !== record.id) return unauthorized(ctx, deps, 'this panel session is for another instance');
     return { principal: session, instance: record };
   }
-  if (!verifySecret(header(ctx, 'x-api-key'), record?.keyHash) || !record) {
+  const key = header(ctx, 'x-api-key');
+  const socket = ctx.req.socket;
+  const known = verifiedOn.get(socket);
+  if (record && known !== undefined && known.keyHash === record.keyHash && sameKey(known.key, key)) {
+    return { principal: { kind: 'instance-key', instanceId: record.id }, instance: record };
+  }
+  if (!verifySecret(key, record?.keyHash) || !record) {
     return unauthorized(ctx, deps, 'missing or invalid X-API-Key for this instance');
   }
+  verifiedOn.set(socket, { key: key!, keyHash: record.keyHash });
   return { principal: { kind: 'instance-key', instanceId: record.id }, instance: record };
 }
