@@ -79,3 +79,150 @@ export function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return NaN;
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 }
+
+// ---- helpers for bench/sessions.ts: a daemon with extra env and node flags, its heap through the
+// inspector, CPU time from /proc, Prometheus gauges --------------------------------------------
+
+/** `gateway init` in a new temp dir, then `patch` applied to its config.json; returns the dir and the server secret. */
+export async function initDataDir(bin: string, patch: (config: Record<string, any>) => void = () => undefined): Promise<{ dataDir: string; secret: string }> { // eslint-disable-line @typescript-eslint/no-explicit-any -- config JSON
+  const { mkdtemp, writeFile } = await import('node:fs/promises');
+  const { tmpdir } = await import('node:os');
+  const dataDir = await mkdtemp(join(tmpdir(), 'gw-bench-'));
+  const out = await new Promise<string>((resolve, reject) => {
+    const child = spawn(process.execPath, [bin, '--data-dir', dataDir, 'init', '--yes', '--json'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let text = '';
+    child.stdout.on('data', (d: Buffer) => (text += d.toString()));
+    child.on('close', (code) => (code === 0 ? resolve(text) : reject(new Error(`init exited ${code}`))));
+  });
+  const secret = (JSON.parse(out) as { serverSecret: string }).serverSecret;
+  const file = join(dataDir, 'config.json');
+  const config = JSON.parse(await readFile(file, 'utf8'));
+  patch(config);
+  await writeFile(file, JSON.stringify(config, null, 2));
+  return { dataDir, secret };
+}
+
+export interface DaemonProc extends Proc {
+  startupMs: number;
+  /** When the process was spawned (performance.now()). */
+  spawnedAt: number;
+  /** The inspector's WebSocket URL when started with `inspect`. */
+  inspectorUrl: string | null;
+  /** Everything the daemon wrote to stderr, newest last (bounded). */
+  stderr(): string;
+}
+
+/** The built daemon as a child process with extra environment and node flags (`--inspect=127.0.0.1:0` with `inspect`). */
+export async function startDaemon(bin: string, dataDir: string, options: { env?: Record<string, string>; nodeArgs?: string[]; inspect?: boolean; logLevel?: string } = {}): Promise<DaemonProc> {
+  const spawnedAt = performance.now();
+  const args = [...(options.nodeArgs ?? []), ...(options.inspect ? ['--inspect=127.0.0.1:0'] : []), bin, '--data-dir', dataDir, 'start', '--port', '0', '--log-level', options.logLevel ?? 'warn'];
+  const child = spawn(process.execPath, args, { env: { ...process.env, ...options.env }, stdio: ['ignore', 'ignore', 'pipe'] });
+  let err = '';
+  let inspectorUrl: string | null = null;
+  child.stderr!.on('data', (d: Buffer) => {
+    err = (err + d.toString()).slice(-200_000);
+    inspectorUrl ??= /Debugger listening on (ws:\/\/\S+)/.exec(err)?.[1] ?? null;
+  });
+  for (;;) {
+    try {
+      const info = JSON.parse(await readFile(join(dataDir, 'daemon.json'), 'utf8')) as { pid: number; port: number };
+      if (info.pid === child.pid && info.port > 0) {
+        const res = await fetch(`http://127.0.0.1:${info.port}/healthz`);
+        if (res.ok && (!options.inspect || inspectorUrl)) {
+          return { child, port: info.port, spawnedAt, startupMs: Math.round(performance.now() - spawnedAt), inspectorUrl, stderr: () => err, stop: () => stop(child) };
+        }
+      }
+    } catch {
+      // not yet
+    }
+    if (child.exitCode !== null) throw new Error(`gateway exited during start: ${err.slice(-2000)}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+interface CdpSocket {
+  send(data: string): void;
+  close(): void;
+  on(event: 'message', listener: (data: Buffer) => void): void;
+  once(event: 'open' | 'error', listener: (err?: Error) => void): void;
+}
+
+/** A minimal Chrome DevTools Protocol client (the `ws` package Baileys brings): GC, heap figures, heap snapshots. */
+export class Inspector {
+  private nextId = 1;
+  private readonly pending = new Map<number, { resolve: (v: any) => void; reject: (e: Error) => void }>(); // eslint-disable-line @typescript-eslint/no-explicit-any -- CDP results
+  private readonly listeners = new Map<string, (params: any) => void>(); // eslint-disable-line @typescript-eslint/no-explicit-any -- CDP events
+
+  private constructor(private readonly socket: CdpSocket) {
+    socket.on('message', (data) => {
+      const msg = JSON.parse(data.toString()) as { id?: number; result?: unknown; error?: { message: string }; method?: string; params?: unknown };
+      if (msg.id !== undefined) {
+        const p = this.pending.get(msg.id);
+        this.pending.delete(msg.id);
+        if (msg.error) p?.reject(new Error(msg.error.message));
+        else p?.resolve(msg.result);
+      } else if (msg.method) this.listeners.get(msg.method)?.(msg.params);
+    });
+  }
+
+  static async connect(url: string): Promise<Inspector> {
+    const WebSocket = require('ws') as new (url: string, options: { maxPayload: number }) => CdpSocket;
+    const socket = new WebSocket(url, { maxPayload: 2 ** 31 - 1 });
+    await new Promise<void>((resolve, reject) => {
+      socket.once('open', () => resolve());
+      socket.once('error', (e) => reject(e ?? new Error('inspector connection failed')));
+    });
+    return new Inspector(socket);
+  }
+
+  send<T = any>(method: string, params: Record<string, unknown> = {}): Promise<T> { // eslint-disable-line @typescript-eslint/no-explicit-any -- CDP results
+    const id = this.nextId++;
+    return new Promise<T>((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      this.socket.send(JSON.stringify({ id, method, params }));
+    });
+  }
+
+  /** process.memoryUsage() of the inspected process after a full GC (twice: weak callbacks run in between). */
+  async memoryAfterGc(): Promise<{ rss: number; heapTotal: number; heapUsed: number; external: number; arrayBuffers: number }> {
+    await this.send('HeapProfiler.collectGarbage');
+    await new Promise((r) => setTimeout(r, 200));
+    await this.send('HeapProfiler.collectGarbage');
+    const r = await this.send<{ result: { value: string } }>('Runtime.evaluate', { expression: 'JSON.stringify(process.memoryUsage())', returnByValue: true });
+    return JSON.parse(r.result.value);
+  }
+
+  /** Evaluates `expression` in the inspected process and returns its value. */
+  async evaluate<T = unknown>(expression: string): Promise<T> {
+    const r = await this.send<{ result: { value: T }; exceptionDetails?: { text: string } }>('Runtime.evaluate', { expression, returnByValue: true, awaitPromise: true });
+    if (r.exceptionDetails) throw new Error(`evaluate failed: ${r.exceptionDetails.text}`);
+    return r.result.value;
+  }
+
+  /** Writes a .heapsnapshot of the inspected process (for DevTools' Memory tab). */
+  async heapSnapshot(file: string): Promise<void> {
+    const { createWriteStream } = await import('node:fs');
+    const out = createWriteStream(file);
+    this.listeners.set('HeapProfiler.addHeapSnapshotChunk', (p: { chunk: string }) => out.write(p.chunk));
+    await this.send('HeapProfiler.takeHeapSnapshot', { reportProgress: false });
+    this.listeners.delete('HeapProfiler.addHeapSnapshotChunk');
+    await new Promise<void>((resolve) => out.end(resolve));
+  }
+
+  close(): void {
+    this.socket.close();
+  }
+}
+
+/** CPU seconds (user + system) a process used so far, from /proc (clock ticks of 1/100 s on Linux). */
+export async function cpuSeconds(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/** The value of one Prometheus sample (`name{labels}`), or 0 if absent. */
+export function promValue(text: string, sample: string): number {
+  for (const line of text.split('\n')) if (line.startsWith(`${sample} `)) return Number(line.slice(sample.length + 1));
+  return 0;
+}

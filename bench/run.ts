@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { autocannon, percentile, rssMb, startGateway, stop } from './lib.js';
 import { seedStore } from './seed.js';
+import { sessionsBench } from './sessions.js';
 import { CreditStore } from '../src/store/credits.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -298,6 +299,7 @@ async function main(): Promise<void> {
   await rm(tenK.dataDir, { recursive: true, force: true });
   await rm(premium.dataDir, { recursive: true, force: true });
   const webhooks = await webhookRun();
+  const sessions = await sessionsBench(BIN, log);
   const result = {
     send_rps: Math.round(ten.rps),
     koa_rps: Math.round(koaRps),
@@ -318,6 +320,15 @@ async function main(): Promise<void> {
     startup_ms_10k: tenK.startupMs,
     startup_ms_10: ten.startupMs,
     cli_create_ms: cliMs,
+    sessions_mb_each: sessions.sessions_mb_each,
+    sessions_login_s: sessions.sessions_login_s,
+    sessions_idle_cpu_pct: sessions.sessions_idle_cpu_pct,
+    sessions_settle_cpu_pct: sessions.sessions_settle_cpu_pct,
+    reconnect_heap_growth_pct: sessions.reconnect_heap_growth_pct,
+    sessions_n: sessions.sessions_n,
+    sessions_heap_mb_each: sessions.sessions_heap_mb_each,
+    sessions_login_max_concurrent: sessions.sessions_login_max_concurrent,
+    reconnect_round_s: sessions.reconnect_round_s,
   };
   log(JSON.stringify(result));
 }

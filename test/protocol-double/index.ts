@@ -1,6 +1,9 @@
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
-export { ProtocolDouble, Session, type DoubleError, type ProtocolDoubleOptions, type SessionKind, type Account, type Device } from './server.js';
+export { ProtocolDouble, Session, type AccountWorld, type DoubleError, type ProtocolDoubleOptions, type SessionKind, type Account, type Device } from './server.js';
+export { REALISTIC_ACCOUNT, addressBook, type AccountDataOption, type AccountDataSpec, type BookEntry } from './account-data.js';
+export { COLLECTIONS, type CollectionName, type CollectionState } from './app-state.js';
+export { cdnDispatcher, installCdn, CDN_HOSTS } from './cdn.mjs';
 export { Contact, SignalDevice, type ChatState, type ContactMessage, type ContactOptions, type GatewayReceipt, type ReceiptType } from './contact.js';
 export { Group, type GroupOptions } from './group.js';
 export { MediaHost, MEDIA_CA_PATH, decryptMedia, encryptMedia, mediaTrustEnv, type MediaKind } from './media.js';

@@ -1,5 +1,6 @@
 import { addTransactionCapability, type SignalDataTypeMap, type SignalKeyStore, type SignalKeyStoreWithTransaction } from '@whiskeysockets/baileys';
 import { pino } from 'pino';
+import { withSharedTransactionStorage } from '../../src/connection/baileys/shared-async-storage.js';
 
 const silent = pino({ level: 'silent' });
 
@@ -26,7 +27,12 @@ export function memoryKeys(): SignalKeyStore {
   };
 }
 
-/** memoryKeys() with Baileys' transaction capability, as its Signal repository expects. */
+/**
+ * memoryKeys() with Baileys' transaction capability, as its Signal repository expects. Built with
+ * the gateway's shared AsyncLocalStorage: Baileys makes one per store and never releases it, and a
+ * double with a thousand accounts (a phone each) spent a tenth of its CPU stamping a thousand
+ * storages onto every promise (see src/connection/baileys/shared-async-storage.ts).
+ */
 export function transactionalMemoryKeys(): SignalKeyStoreWithTransaction {
-  return addTransactionCapability(memoryKeys(), silent, { maxCommitRetries: 1, delayBetweenTriesMs: 1 });
+  return withSharedTransactionStorage(() => addTransactionCapability(memoryKeys(), silent, { maxCommitRetries: 1, delayBetweenTriesMs: 1 }));
 }

@@ -74,6 +74,11 @@ export interface ProtocolDoubleOptions {
   accountData?: AccountDataOption;
   /** Debug sink for a line per event and decoded stanza (or set PROTOCOL_DOUBLE_DEBUG=1). */
   log?: (line: string) => void;
+  /**
+   * Whether each session keeps every stanza it received (`session.received`, default true). A
+   * benchmark of a thousand sessions turns it off: the double would hold every keepalive forever.
+   */
+  recordStanzas?: boolean;
 }
 
 /** What the double made of a problem it saw (a stanza it could not decrypt, a nack from Baileys, …). */
@@ -191,6 +196,9 @@ export class ProtocolDouble implements ContactWire {
   private readonly certChain: Uint8Array;
   private readonly defaultPhone: string;
   private readonly log: (line: string) => void;
+  /** Whether anyone reads the log: stanzas are only formatted for it then. */
+  private readonly logging: boolean;
+  private readonly recordStanzas: boolean;
   private nextSessionId = 1;
   private nextIqId = 1;
   /** Account data shared by every account of a spec: address book, the 1:1 history and push names (uploaded once), group members. */
@@ -213,6 +221,8 @@ export class ProtocolDouble implements ContactWire {
     this.certChain = makeCertChain(this.staticKey.public);
     const debug = process.env.PROTOCOL_DOUBLE_DEBUG === '1' ? (line: string) => console.error(`[double] ${line}`) : () => undefined;
     this.log = options.log ?? debug;
+    this.logging = options.log !== undefined || process.env.PROTOCOL_DOUBLE_DEBUG === '1';
+    this.recordStanzas = options.recordStanzas ?? true;
     wss.on('connection', (socket) => this.accept(socket));
   }
 
@@ -392,7 +402,7 @@ export class ProtocolDouble implements ContactWire {
    * reply and checks its device signature, then restarts the stream with 515 as WhatsApp does.
    * Resolves with the new device once Baileys' reply checked out.
    */
-  async scan(qr: string, options: { phone?: string; restart?: boolean; accountData?: AccountDataOption } = {}): Promise<Device> {
+  async scan(qr: string, options: { phone?: string; restart?: boolean; accountData?: AccountDataOption; answerMs?: number } = {}): Promise<Device> {
     const parsed = parseQr(qr);
     const session = this.sessions.find((s) => s.refs.includes(parsed.ref));
     if (!session) throw new Error(`scan: no session issued ref ${parsed.ref}`);
@@ -430,7 +440,7 @@ export class ProtocolDouble implements ContactWire {
       appState: new Map(),
     };
     const { node, details } = buildPairSuccess(this.iqId(), device, parsed.advSecret);
-    const reply = await this.request(session, node);
+    const reply = await this.request(session, node, options.answerMs);
     verifyPairDeviceSign(reply, details, device);
     this.devices.set(device.key, device);
     session.device = device;
@@ -522,8 +532,8 @@ export class ProtocolDouble implements ContactWire {
       if (session.noise.ready) {
         const plain = session.noise.decryptFrame(frame);
         const node = await decodeBinaryNode(plain);
-        this.log(`#${session.id} <- ${binaryNodeToString(node).slice(0, 400)}`);
-        session.received.push(node);
+        if (this.logging) this.log(`#${session.id} <- ${binaryNodeToString(node).slice(0, 400)}`);
+        if (this.recordStanzas) session.received.push(node);
         await this.onNode(session, node);
       } else {
         this.onHandshake(session, frame);
@@ -1137,7 +1147,7 @@ export class ProtocolDouble implements ContactWire {
 
   send(session: Session, node: BinaryNode): void {
     if (!session.open) return;
-    this.log(`#${session.id} -> ${binaryNodeToString(node).slice(0, 400)}`);
+    if (this.logging) this.log(`#${session.id} -> ${binaryNodeToString(node).slice(0, 400)}`);
     session.socket.send(encodeFrame(session.noise.encryptFrame(encodeBinaryNode(node))));
   }
 
