@@ -49,7 +49,7 @@ test('the README walk-through, pasted in order, ends with a verified message.rec
   const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
   t.is(code, 0, out);
   t.regex(out, /verified message\.received from \+15551234567: Hi back/, out);
-  t.regex(out, /"success":true,"instanceId":"inst_[A-Za-z0-9]+","messageId":"[^"]+","to":"15551234567@s\.whatsapp\.net"/, out);
+  t.regex(out, /"success":true,"instanceId":"inst_[A-Za-z0-9_-]+","messageId":"[^"]+","to":"15551234567@s\.whatsapp\.net"/, out);
   t.regex(out, /"chatId":"15551234567@s\.whatsapp\.net"/, out);
   t.notRegex(out, /refused a delivery/, out);
 });
