@@ -289,6 +289,11 @@ async function webhookRun(): Promise<{
 
 async function main(): Promise<void> {
   log(`machine: ${(await import('node:os')).cpus().length} cores, node ${process.version}; ${SECONDS} s per run, ${CONNECTIONS} connections`);
+  // BENCH_ONLY=webhooks runs that part alone (to profile it: BENCH_NODE_ARGS=--cpu-prof).
+  if (process.env.BENCH_ONLY === 'webhooks') {
+    log(JSON.stringify(await webhookRun()));
+    return;
+  }
   const koaRps = await koaBaseline();
   const ten = await sendRun(10);
   const tenK = await sendRun(10_000);

@@ -1,11 +1,6 @@
-import type { Agent as HttpAgent } from 'node:http';
-import type { Agent as HttpsAgent } from 'node:https';
+import { request as httpRequest, type Agent as HttpAgent, type ClientRequest, type IncomingMessage } from 'node:http';
+import { request as httpsRequest, type Agent as HttpsAgent } from 'node:https';
 import type { LookupFunction } from 'node:net';
-import type { RequestError as GotRequestError } from 'got';
-
-/** got, loaded on the first delivery: it costs ~0.25 s of start-up for every CLI command otherwise. */
-let gotModule: Promise<typeof import('got')> | null = null;
-const loadGot = (): Promise<typeof import('got')> => (gotModule ??= import('got'));
 
 /** How much of a non-2xx answer is read for the error message; the rest is never downloaded. */
 export const RESPONSE_PEEK_BYTES = 2048;
@@ -28,63 +23,54 @@ function oneLine(text: string, max = 200): string {
   return flat.length > max ? `${flat.slice(0, max)}...` : flat;
 }
 
-function describeError(err: unknown, timeoutMs: number, RequestError: typeof GotRequestError): string {
-  if (err instanceof RequestError) {
-    if (err.name === 'TimeoutError') return `timeout: no answer within ${timeoutMs} ms`;
-    const cause = (err as { cause?: unknown }).cause;
-    if (err.code === 'EPRIVATETARGET' && cause instanceof Error) return cause.message;
-    if (err.code === 'EPRIVATETARGET') return err.message;
-    return `${err.code ? `${err.code}: ` : ''}${oneLine(err.message)}`;
-  }
-  return oneLine(err instanceof Error ? err.message : String(err));
-}
-
-type Got = (typeof import('got'))['default'];
-
-/**
- * got instances with the options every delivery shares (by agents: one per deliverer), so each
- * request merges only its own (got merges every option into a fresh Options per request).
- */
-const clients = new WeakMap<object, { timeoutMs: number; lookup: LookupFunction; got: Got }>();
-
-function clientFor(got: Got, input: PostInput): Got {
-  const known = clients.get(input.agents);
-  if (known && known.timeoutMs === input.timeoutMs && known.lookup === input.lookup) return known.got;
-  const client = got.extend({
-    timeout: { request: input.timeoutMs },
-    retry: { limit: 0 },
-    followRedirect: false,
-    throwHttpErrors: false,
-    decompress: false,
-    http2: false,
-    dnsLookup: input.lookup,
-    agent: input.agents,
-  });
-  clients.set(input.agents, { timeoutMs: input.timeoutMs, lookup: input.lookup, got: client });
-  return client;
+function describeError(err: unknown): string {
+  const e = err as NodeJS.ErrnoException;
+  if (e?.code === 'EPRIVATETARGET') return e.message;
+  if (err instanceof Error) return `${e.code ? `${e.code}: ` : ''}${oneLine(err.message)}`;
+  return oneLine(String(err));
 }
 
 /**
- * One POST with got: no retries (the outbox schedules them), no redirects (a 3xx is a failure),
- * the configured timeout, and at most RESPONSE_PEEK_BYTES of the answer read before the socket is
- * let go. Never throws.
+ * One POST with node:http(s): no retries (the outbox schedules them), no redirects (a 3xx is a
+ * failure), the configured timeout for the whole exchange, the guarded lookup (SSRF), and at most
+ * RESPONSE_PEEK_BYTES of the answer read before the socket is let go. Never throws.
+ *
+ * Not got (which this used before): node:http does everything a delivery needs, and got's
+ * per-request option merging and stream wrapping were 10.6 % of the daemon's CPU (plus their
+ * garbage) while it delivered a burst of 2,000 webhooks (`BENCH_ONLY=webhooks
+ * BENCH_NODE_ARGS=--cpu-prof npm run bench`; the daemon's main thread was 91 % busy).
  */
-export async function postWebhook(input: PostInput): Promise<PostResult> {
-  const { default: got, RequestError } = await loadGot();
-  const client = clientFor(got, input);
+export function postWebhook(input: PostInput): Promise<PostResult> {
   return new Promise((resolve) => {
+    let target: URL;
+    try {
+      target = new URL(input.url);
+    } catch {
+      resolve({ ok: false, status: null, error: 'the webhook URL is not a valid URL', aborted: false });
+      return;
+    }
+    if (input.signal.aborted) {
+      resolve({ ok: false, status: null, error: 'aborted: daemon shutting down', aborted: true });
+      return;
+    }
+    const secure = target.protocol === 'https:';
+    const body = Buffer.from(input.body, 'utf8');
     let settled = false;
     let status: number | null = null;
     const chunks: Buffer[] = [];
     let size = 0;
-    const stream = client.stream(input.url, { method: 'POST', body: input.body, headers: input.headers, signal: input.signal });
+    let req: ClientRequest;
+
     const finish = (result: PostResult, keepSocket = false): void => {
       if (settled) return;
       settled = true;
       resolve(result);
       // A short 2xx body is read to its end so the keep-alive socket can be reused; anything
-      // else (errors, big bodies) is cut off.
-      if (!keepSocket) stream.destroy();
+      // else (errors, big bodies, a timeout) is cut off.
+      if (!keepSocket) {
+        clearTimeout(timer);
+        req.destroy();
+      }
     };
     const failWithBody = (): void => {
       const code = status ?? 0;
@@ -92,34 +78,60 @@ export async function postWebhook(input: PostInput): Promise<PostResult> {
       const what = code >= 300 && code < 400 ? 'redirects are not followed' : oneLine(text) || 'no body';
       finish({ ok: false, status: code, error: `HTTP ${code}: ${what}`, aborted: false });
     };
-    stream.on('response', (res: { statusCode: number }) => {
-      status = res.statusCode;
-      if (status >= 200 && status < 300) {
-        finish({ ok: true, status }, true);
-        return;
-      }
-      if (status >= 300 && status < 400) failWithBody();
-    });
-    stream.on('data', (chunk: Buffer) => {
-      if (settled) {
+    // The whole exchange, the rest of a 2xx body included (a receiver that stalls after its status
+    // line does not hold the socket).
+    const timer = setTimeout(() => {
+      if (settled) req.destroy();
+      else finish({ ok: false, status, error: `timeout: no answer within ${input.timeoutMs} ms`, aborted: false });
+    }, input.timeoutMs);
+
+    try {
+      req = (secure ? httpsRequest : httpRequest)(target, {
+        method: 'POST',
+        headers: { ...input.headers, 'content-length': String(body.length) },
+        agent: secure ? input.agents.https : input.agents.http,
+        lookup: input.lookup,
+        signal: input.signal,
+      });
+    } catch (err) {
+      clearTimeout(timer);
+      resolve({ ok: false, status: null, error: describeError(err), aborted: false });
+      return;
+    }
+
+    req.on('response', (res: IncomingMessage) => {
+      status = res.statusCode ?? 0;
+      const ok = status >= 200 && status < 300;
+      res.on('data', (chunk: Buffer) => {
         size += chunk.length;
-        if (size > RESPONSE_PEEK_BYTES) stream.destroy();
-        return;
-      }
-      chunks.push(chunk);
-      size += chunk.length;
-      if (size >= RESPONSE_PEEK_BYTES) failWithBody();
+        if (settled) {
+          if (size > RESPONSE_PEEK_BYTES) finishSocket();
+          return;
+        }
+        chunks.push(chunk);
+        if (size >= RESPONSE_PEEK_BYTES) failWithBody();
+      });
+      res.on('end', () => {
+        if (settled) clearTimeout(timer);
+        else failWithBody();
+      });
+      res.on('error', () => (settled ? finishSocket() : failWithBody()));
+      if (ok) finish({ ok: true, status }, true);
+      else if (status >= 300 && status < 400) failWithBody();
     });
-    stream.on('end', () => {
-      if (status !== null) failWithBody();
-    });
-    stream.on('error', (err: unknown) => {
+    const finishSocket = (): void => {
+      clearTimeout(timer);
+      req.destroy();
+    };
+    req.on('error', (err: unknown) => {
+      if (settled) return;
       if (status !== null) {
         failWithBody();
         return;
       }
       const aborted = input.signal.aborted;
-      finish({ ok: false, status: null, error: aborted ? 'aborted: daemon shutting down' : describeError(err, input.timeoutMs, RequestError), aborted });
+      finish({ ok: false, status: null, error: aborted ? 'aborted: daemon shutting down' : describeError(err), aborted });
     });
+    req.end(body);
   });
 }
