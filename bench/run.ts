@@ -289,9 +289,17 @@ async function webhookRun(): Promise<{
 
 async function main(): Promise<void> {
   log(`machine: ${(await import('node:os')).cpus().length} cores, node ${process.version}; ${SECONDS} s per run, ${CONNECTIONS} connections`);
-  // BENCH_ONLY=webhooks runs that part alone (to profile it: BENCH_NODE_ARGS=--cpu-prof).
+  // BENCH_ONLY=webhooks or sends runs that part alone (to profile it: BENCH_NODE_ARGS=--cpu-prof).
   if (process.env.BENCH_ONLY === 'webhooks') {
     log(JSON.stringify(await webhookRun()));
+    return;
+  }
+  if (process.env.BENCH_ONLY === 'sends') {
+    const koa = await koaBaseline();
+    const debited = await sendRun(10);
+    const premiumOnly = await sendRun(10, true);
+    for (const r of [debited, premiumOnly]) await rm(r.dataDir, { recursive: true, force: true });
+    log(JSON.stringify({ koa_rps: Math.round(koa), send_vs_koa: Math.round((debited.rps / koa) * 1000) / 1000, send_premium_vs_koa: Math.round((premiumOnly.rps / koa) * 1000) / 1000 }));
     return;
   }
   const koaRps = await koaBaseline();
