@@ -66,15 +66,27 @@ test('a 2xx is a success; the body and headers arrive as sent; the socket is kep
 });
 
 test('a 2xx with a large or stalled body is still a success, and the socket is let go', async (t) => {
-  const { server, url } = await serve((req, res) => {
+  const { server, url, sockets } = await serve((req, res) => {
     res.writeHead(200, { 'content-type': 'text/plain' });
-    if (req.url?.startsWith('/hook')) res.write('x'.repeat(RESPONSE_PEEK_BYTES * 4));
+    if (req.url?.startsWith('/big')) res.write('x'.repeat(RESPONSE_PEEK_BYTES * 4));
+    else res.write('partial');
     // never ended: the rest of the body stalls
   });
+  const closed = () => Promise.all([...sockets].map((s) => new Promise<void>((r) => ((s as import('node:net').Socket).destroyed ? r() : (s as import('node:net').Socket).once('close', () => r())))));
+  const base = url.replace('/hook?token=abc', '');
   try {
     const started = Date.now();
-    t.deepEqual(await postWebhook(input(url, { timeoutMs: 300 })), { ok: true, status: 200 });
+    t.deepEqual(await postWebhook(input(`${base}/stall`, { timeoutMs: 300 })), { ok: true, status: 200 });
     t.true(Date.now() - started < 1000, 'answered at the status line');
+    // The stalled body does not hold the connection past the timeout.
+    await closed();
+    t.true(Date.now() - started < 2000, 'the stalled connection was closed after timeoutMs');
+    sockets.clear();
+    t.deepEqual(await postWebhook(input(`${base}/big`, { timeoutMs: 10_000 })), { ok: true, status: 200 });
+    // A body past RESPONSE_PEEK_BYTES is not downloaded: the connection is cut, not kept.
+    const cut = Date.now();
+    await closed();
+    t.true(Date.now() - cut < 2000, 'the big body was cut off');
   } finally {
     await close(server);
   }
