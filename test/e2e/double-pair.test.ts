@@ -1,5 +1,5 @@
 import test from 'ava';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { rm } from 'node:fs/promises';
 import qrcode from 'qrcode-terminal';
 import { GATEWAY_BIN, runCli } from '../helpers/cli.js';
@@ -7,15 +7,15 @@ import { startChildDaemon } from '../helpers/child-daemon.js';
 import { prepareDataDir, request, tempDir, waitFor } from '../helpers/daemon.js';
 import { FAST_BAILEYS, startDoubleDaemon } from '../protocol-double/harness.js';
 import { childPreloadEnv, ProtocolDouble } from '../protocol-double/index.js';
+import { terminalTest } from '../helpers/terminal.js';
 
 // `gateway pair` (the built CLI, run `npm run build` first) against real Baileys and the protocol
 // double: through a running daemon in a real pseudo-terminal, and standalone, where Baileys runs in
 // the CLI process itself (trusting the double through the NODE_OPTIONS preload).
 
-const hasScript = spawnSync('script', ['--version'], { stdio: 'ignore' }).status === 0;
 const quote = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
 
-(hasScript ? test : test.skip)('gateway pair in a terminal draws the QR Baileys made and exits 0 once the double scans it', async (t) => {
+terminalTest('gateway pair in a terminal draws the QR Baileys made and exits 0 once the double scans it', async (t) => {
   const h = await startDoubleDaemon();
   const { id, key } = await h.createInstance();
   const command = [process.execPath, GATEWAY_BIN, '--data-dir', h.dataDir, 'pair', id].map(quote).join(' ');

@@ -1,15 +1,14 @@
-import test from 'ava';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { GATEWAY_BIN } from '../helpers/cli.js';
 import { tempDir, waitFor } from '../helpers/daemon.js';
+import { terminalTest } from '../helpers/terminal.js';
 
 // util-linux `script` gives the CLI a real pseudo-terminal, so @inquirer/prompts asks its questions.
-const hasScript = spawnSync('script', ['--version'], { stdio: 'ignore' }).status === 0;
 const quote = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
 
-(hasScript ? test : test.skip)('init on a terminal asks host, port and webhook policy', async (t) => {
+terminalTest('init on a terminal asks host, port and webhook policy', async (t) => {
   const dir = join(await tempDir(), 'data');
   const command = [process.execPath, GATEWAY_BIN, '--data-dir', dir, 'init'].map(quote).join(' ');
   const child = spawn('script', ['-qefc', command, '/dev/null'], { stdio: ['pipe', 'pipe', 'pipe'] });
@@ -35,7 +34,7 @@ const quote = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
 });
 
 // Guards issue 12: "Ctrl-C in `init` prints an inquirer stack message". It exits 130, quietly.
-(hasScript ? test : test.skip)('Ctrl-C at an init question exits 130 with one line and no stack, writing nothing', async (t) => {
+terminalTest('Ctrl-C at an init question exits 130 with one line and no stack, writing nothing', async (t) => {
   const dir = join(await tempDir(), 'data');
   const command = [process.execPath, GATEWAY_BIN, '--data-dir', dir, 'init'].map(quote).join(' ');
   const child = spawn('script', ['-qefc', command, '/dev/null'], { stdio: ['pipe', 'pipe', 'pipe'] });

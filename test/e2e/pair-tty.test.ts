@@ -1,15 +1,14 @@
-import test from 'ava';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import qrcode from 'qrcode-terminal';
 import { GATEWAY_BIN } from '../helpers/cli.js';
 import { startTestDaemon, waitFor } from '../helpers/daemon.js';
 import { fakeFactory } from '../helpers/fake-connection.js';
+import { terminalTest } from '../helpers/terminal.js';
 
 // util-linux `script` gives the CLI a real pseudo-terminal; without it there is nothing to test.
-const hasScript = spawnSync('script', ['--version'], { stdio: 'ignore' }).status === 0;
 const quote = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
 
-(hasScript ? test : test.skip)('on a terminal a rotated QR replaces the previous drawing in place', async (t) => {
+terminalTest('on a terminal a rotated QR replaces the previous drawing in place', async (t) => {
   const fake = fakeFactory();
   const d = await startTestDaemon({ whatsapp: fake.factory });
   const { id } = await d.createInstance({ sandbox: false });
