@@ -46,25 +46,9 @@ export async function rssMb(pid: number): Promise<number> {
   return Math.round((kb / 1024) * 10) / 10;
 }
 
-export async function startGateway(bin: string, dataDir: string): Promise<Proc & { startupMs: number }> {
-  const started = performance.now();
-  const child = spawn(process.execPath, [...(process.env.BENCH_NODE_ARGS ? process.env.BENCH_NODE_ARGS.split(' ') : []), bin, '--data-dir', dataDir, 'start', '--port', '0', '--log-level', 'info'], { stdio: ['ignore', 'ignore', 'inherit'] });
-  for (;;) {
-    try {
-      const info = JSON.parse(await readFile(join(dataDir, 'daemon.json'), 'utf8')) as { pid: number; port: number };
-      if (info.pid === child.pid && info.port > 0) {
-        const res = await fetch(`http://127.0.0.1:${info.port}/healthz`);
-        if (res.ok) {
-          const startupMs = Math.round(performance.now() - started);
-          return { child, port: info.port, startupMs, stop: () => stop(child) };
-        }
-      }
-    } catch {
-      // not yet
-    }
-    if (child.exitCode !== null) throw new Error('gateway exited during start');
-    await new Promise((r) => setTimeout(r, 10));
-  }
+/** The built daemon as `npm run bench` runs it: BENCH_NODE_ARGS passed to node (e.g. --cpu-prof), log level info. */
+export function startGateway(bin: string, dataDir: string): Promise<DaemonProc> {
+  return startDaemon(bin, dataDir, { nodeArgs: process.env.BENCH_NODE_ARGS ? process.env.BENCH_NODE_ARGS.split(' ') : [], logLevel: 'info' });
 }
 
 export function stop(child: ChildProcess): Promise<void> {
@@ -190,13 +174,6 @@ export class Inspector {
     await this.send('HeapProfiler.collectGarbage');
     const r = await this.send<{ result: { value: string } }>('Runtime.evaluate', { expression: 'JSON.stringify(process.memoryUsage())', returnByValue: true });
     return JSON.parse(r.result.value);
-  }
-
-  /** Evaluates `expression` in the inspected process and returns its value. */
-  async evaluate<T = unknown>(expression: string): Promise<T> {
-    const r = await this.send<{ result: { value: T }; exceptionDetails?: { text: string } }>('Runtime.evaluate', { expression, returnByValue: true, awaitPromise: true });
-    if (r.exceptionDetails) throw new Error(`evaluate failed: ${r.exceptionDetails.text}`);
-    return r.result.value;
   }
 
   /** Writes a .heapsnapshot of the inspected process (for DevTools' Memory tab). */

@@ -3,12 +3,11 @@
  * ratios. Every send is a real, durable, debited send. The last line is one JSON object.
  */
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm, readFile, writeFile } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { createServer } from 'node:http';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { autocannon, percentile, rssMb, startGateway, stop } from './lib.js';
+import { autocannon, initDataDir, percentile, rssMb, startGateway, stop } from './lib.js';
 import { seedStore } from './seed.js';
 import { sessionsBench } from './sessions.js';
 import { CreditStore } from '../src/store/credits.js';
@@ -34,14 +33,8 @@ function run(args: string[], dataDir: string): Promise<{ code: number | null; st
   });
 }
 
-async function freshDataDir(patch: (c: Record<string, any>) => void = () => undefined): Promise<string> { // eslint-disable-line @typescript-eslint/no-explicit-any -- config JSON
-  const dir = await mkdtemp(join(tmpdir(), 'gw-bench-'));
-  const init = await run(['init', '--yes', '--json'], dir);
-  if (init.code !== 0) throw new Error('init failed');
-  const config = JSON.parse(await readFile(join(dir, 'config.json'), 'utf8'));
-  patch(config);
-  await writeFile(join(dir, 'config.json'), JSON.stringify(config, null, 2));
-  return dir;
+async function freshDataDir(patch: Parameters<typeof initDataDir>[1] = () => undefined): Promise<string> {
+  return (await initDataDir(BIN, patch)).dataDir;
 }
 
 async function koaBaseline(): Promise<number> {
