@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { autocannon, initDataDir, percentile, rssMb, startGateway, stop } from './lib.js';
 import { seedStore } from './seed.js';
 import { sessionsBench } from './sessions.js';
-import { CreditStore } from '../src/store/credits.js';
+import { CreditStore } from '../src/storage/files/credits.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const BIN = join(ROOT, 'bin/gateway');

@@ -1,9 +1,9 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { InstanceRecord } from '../src/domain/types.js';
-import { writeFileAtomic } from '../src/store/atomic-write.js';
+import { writeFileAtomic } from '../src/storage/files/atomic-write.js';
 import type { InstancesDoc } from '../src/domain/types.js';
-import { generateApiKey, generateInstanceId, hashSecret } from '../src/store/secrets.js';
+import { generateApiKey, generateInstanceId, hashSecret } from '../src/domain/secrets.js';
 
 /**
  * Writes a store of `count` sandbox instances straight to disk (creating 10,000 through the CLI one

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { GatewayError } from '../domain/errors.js';
 import { dataDirHolder, type HolderKind } from '../daemon/data-dir-lock.js';
-import { storePaths } from '../store/paths.js';
+import { storePaths } from '../storage/files/paths.js';
 import { callSocket, streamSocket, type LineStream } from './http-client.js';
 
 /**

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { GatewayError } from '../domain/errors.js';
 import { newMessageId } from '../domain/ids.js';
 import type { ConnectionStatus, InboundMessage, MessageType } from '../domain/types.js';
-import { ensureDir, writeFileAtomic } from '../store/atomic-write.js';
+import { ensureDir, writeFileAtomic } from '../storage/files/atomic-write.js';
 import { vcard } from '../sending/vcard.js';
 import type { Connection, ConnectionHooks, GroupInfo, GroupSummary, LogoutOutcome, MessageRef, NumberCheck, Outgoing } from './types.js';
 

@@ -11,9 +11,9 @@ import type { MetricsSink } from '../metrics/sink.js';
 import type { CreditLedger } from '../plans/credit-ledger.js';
 import type { StatusReporter } from '../plans/status-reporter.js';
 import type { SendService } from '../sending/send-service.js';
-import type { CreditStore } from '../store/credits.js';
-import type { InstanceStore } from '../store/instances.js';
-import type { StorePaths } from '../store/paths.js';
+import type { CreditStore } from '../storage/files/credits.js';
+import type { InstanceStore } from '../storage/files/instances.js';
+import type { StorePaths } from '../storage/files/paths.js';
 
 /**
  * Whether this process is the daemon (connections open, deliveries running) or a CLI command

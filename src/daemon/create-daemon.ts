@@ -36,11 +36,11 @@ import { actionRoutes } from '../sending/action-routes.js';
 import { directoryRoutes } from '../sending/directory-routes.js';
 import { sendingRoutes } from '../sending/routes.js';
 import { SendService } from '../sending/send-service.js';
-import { ensureDir } from '../store/atomic-write.js';
-import { CreditStore } from '../store/credits.js';
-import { InstanceStore } from '../store/instances.js';
-import { storePaths } from '../store/paths.js';
-import { generateServerSecret, hashSecret } from '../store/secrets.js';
+import { ensureDir } from '../storage/files/atomic-write.js';
+import { CreditStore } from '../storage/files/credits.js';
+import { InstanceStore } from '../storage/files/instances.js';
+import { storePaths } from '../storage/files/paths.js';
+import { generateServerSecret, hashSecret } from '../domain/secrets.js';
 import { webhooksFeature, type WebhookSeams } from '../webhooks/feature.js';
 import type { WebhookDeliverer } from '../webhooks/deliverer.js';
 

@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { GatewayError, errorMessage } from '../domain/errors.js';
-import { setWriteGuard, writeFileAtomic } from '../store/atomic-write.js';
-import { removeDataDirLeftovers } from '../store/leftovers.js';
-import { LockBusyError, acquireLock, ownerAlive, readLockOwner, type HeldLock } from '../store/owner-lock.js';
-import { storePaths } from '../store/paths.js';
+import { setWriteGuard, writeFileAtomic } from '../storage/files/atomic-write.js';
+import { removeDataDirLeftovers } from '../storage/files/leftovers.js';
+import { LockBusyError, acquireLock, ownerAlive, readLockOwner, type HeldLock } from '../storage/files/owner-lock.js';
+import { storePaths } from '../storage/files/paths.js';
 
 /**
  * Who holds the data dir: the daemon (it is the only writer while it runs; the CLI goes through its

@@ -3,8 +3,8 @@ import type { GatewayConfig } from '../config/schema.js';
 import { isInitialised, loadConfig, saveConfig } from '../config/load.js';
 import { defaultConfig, validateConfig } from '../config/validate.js';
 import { GatewayError } from '../domain/errors.js';
-import { ensureDir } from '../store/atomic-write.js';
-import { generateServerSecret, hashSecret } from '../store/secrets.js';
+import { ensureDir } from '../storage/files/atomic-write.js';
+import { generateServerSecret, hashSecret } from '../domain/secrets.js';
 
 export interface InitAnswers {
   host?: string;

@@ -4,9 +4,9 @@ import { loadConfig } from '../config/load.js';
 import type { GatewayConfig } from '../config/schema.js';
 import { systemClock } from '../domain/clock.js';
 import { errorMessage } from '../domain/errors.js';
-import { CreditStore } from '../store/credits.js';
-import { InstanceStore } from '../store/instances.js';
-import { isInstanceId, storePaths } from '../store/paths.js';
+import { CreditStore } from '../storage/files/credits.js';
+import { InstanceStore } from '../storage/files/instances.js';
+import { isInstanceId, storePaths } from '../storage/files/paths.js';
 import type { CheckResult } from './types.js';
 
 const MAX_AUX_FILES = 50_000;

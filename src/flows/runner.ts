@@ -6,7 +6,7 @@ import type { InboundMessage } from '../domain/types.js';
 import type { EventBus } from '../events/bus.js';
 import type { EventConsumer, GatewayEvent, HandoverEvent } from '../events/types.js';
 import type { SendService } from '../sending/send-service.js';
-import { isInstanceId } from '../store/paths.js';
+import { isInstanceId } from '../storage/files/paths.js';
 import { matchInput } from './compiled.js';
 import type { ConversationBook } from './conversations.js';
 import type { FlowDefinitions } from './definitions.js';

@@ -3,9 +3,9 @@ import { join } from 'node:path';
 import { storageError } from '../domain/errors.js';
 import Type, { type Static } from 'typebox';
 import { matches } from '../schemas/check.js';
-import { ensureDir, writeFileAtomic } from '../store/atomic-write.js';
-import { AtomicJsonFile } from '../store/json-file.js';
-import { isInstanceId, storePaths } from '../store/paths.js';
+import { ensureDir, writeFileAtomic } from '../storage/files/atomic-write.js';
+import { AtomicJsonFile } from '../storage/files/json-file.js';
+import { isInstanceId, storePaths } from '../storage/files/paths.js';
 import { flowRevision } from './compiled.js';
 import { ConversationRecord, HandoverRecord, StoredFlowRecord, type Conversation, type Flow, type Handover, type StoredFlow } from './types.js';
 

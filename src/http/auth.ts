@@ -4,8 +4,8 @@ import type { Socket } from 'node:net';
 import type { Context } from 'koa';
 import { GatewayError } from '../domain/errors.js';
 import type { InstanceRecord } from '../domain/types.js';
-import { isInstanceId } from '../store/paths.js';
-import { verifySecret } from '../store/secrets.js';
+import { isInstanceId } from '../storage/files/paths.js';
+import { verifySecret } from '../domain/secrets.js';
 import type { AuthFailureLimiter } from './auth-limiter.js';
 import type { Principal, RouteAuth } from './route.js';
 

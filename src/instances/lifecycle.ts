@@ -4,8 +4,8 @@ import type { Core } from '../core/core.js';
 import { GatewayError, storageError } from '../domain/errors.js';
 import type { InstanceRecord, WebhookSettings } from '../domain/types.js';
 import type { LogoutOutcome } from '../connection/types.js';
-import type { CreatedInstance, CreateInstanceInput } from '../store/instances.js';
-import { isInstanceId } from '../store/paths.js';
+import type { CreatedInstance, CreateInstanceInput } from '../storage/files/instances.js';
+import { isInstanceId } from '../storage/files/paths.js';
 
 export interface DeleteResult {
   instanceId: string;

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import type { MessageStatus } from '../domain/types.js';
-import { Journal } from '../store/journal.js';
+import { Journal } from '../storage/files/journal.js';
 import { isForward, parseRecord, type JournalRecord, type StoredMessage } from './records.js';
 
 /** What is kept in memory per message: where its line is and what changed since. */

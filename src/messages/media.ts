@@ -1,7 +1,7 @@
 import { copyFile, readdir, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { storageError } from '../domain/errors.js';
-import { ensureDir, tempPath, writeFileAtomic } from '../store/atomic-write.js';
+import { ensureDir, tempPath, writeFileAtomic } from '../storage/files/atomic-write.js';
 
 const SAFE_ID = /^[A-Za-z0-9_-]{1,128}$/;
 

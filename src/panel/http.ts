@@ -5,8 +5,8 @@ import type { Context, Middleware } from 'koa';
 import { GatewayError } from '../domain/errors.js';
 import type { AuthFailureLimiter } from '../http/auth-limiter.js';
 import { readJsonBody } from '../http/json-body.js';
-import { isInstanceId } from '../store/paths.js';
-import { verifySecret } from '../store/secrets.js';
+import { isInstanceId } from '../storage/files/paths.js';
+import { verifySecret } from '../domain/secrets.js';
 import { SESSION_COOKIE, type PanelSessions } from './sessions.js';
 
 /** The built front-end: `npm run build` puts it here (both from src/ under tsx and from dist/). */

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { GatewayError, storageError } from '../domain/errors.js';
-import { MAX_CREDITS, applyBatch, snapshotLine, type CreditBatch, type CreditState, type CreditStore, type CreditsDoc } from '../store/credits.js';
-import type { Journal } from '../store/journal.js';
+import { MAX_CREDITS, applyBatch, snapshotLine, type CreditBatch, type CreditState, type CreditStore, type CreditsDoc } from '../storage/files/credits.js';
+import type { Journal } from '../storage/files/journal.js';
 
 /** A credit reserved for one send: its hold is on disk. commit() after the send, release() if it failed. */
 export interface CreditHold {

@@ -5,7 +5,7 @@ import type { Clock } from '../domain/clock.js';
 import { MAX_TIMER_MS, type TimerHandle, type Timers } from '../domain/timers.js';
 import type { InstanceRecord, InstanceStatus } from '../domain/types.js';
 import type { EventBus } from '../events/bus.js';
-import type { InstanceStore } from '../store/instances.js';
+import type { InstanceStore } from '../storage/files/instances.js';
 import type { CreditLedger } from './credit-ledger.js';
 import { effectiveStatus, isPremium, quotaRemaining } from './rules.js';
 

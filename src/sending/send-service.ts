@@ -8,7 +8,7 @@ import { GatewayError } from '../domain/errors.js';
 import type { MetricsSink } from '../metrics/sink.js';
 import type { CreditLedger, CreditHold } from '../plans/credit-ledger.js';
 import { isPremium, requiresPremium } from '../plans/rules.js';
-import type { InstanceStore } from '../store/instances.js';
+import type { InstanceStore } from '../storage/files/instances.js';
 
 export interface SendResult {
   messageId: string;

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import Type from 'typebox';
 import { matches } from '../schemas/check.js';
 import { closed } from '../schemas/common.js';
-import { storePaths } from '../store/paths.js';
+import { storePaths } from '../storage/files/paths.js';
 import {
   DeliveryPatchSchema,
   DELIVERY_ID_PATTERN,

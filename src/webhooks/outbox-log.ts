@@ -1,8 +1,8 @@
 import { open, readFile, rename, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { storageError } from '../domain/errors.js';
-import { FILE_MODE, checkWriteGuard, syncDir, tempPath } from '../store/atomic-write.js';
-import { Journal, type JournalLine } from '../store/journal.js';
+import { FILE_MODE, checkWriteGuard, syncDir, tempPath } from '../storage/files/atomic-write.js';
+import { Journal, type JournalLine } from '../storage/files/journal.js';
 
 /** Where a line is in the journal file. */
 export interface Loc {

@@ -4,9 +4,9 @@ import type { Logger } from 'pino';
 import type { Clock } from '../domain/clock.js';
 import { errorMessage } from '../domain/errors.js';
 import type { GatewayEvent } from '../events/types.js';
-import { ensureDir, syncDir } from '../store/atomic-write.js';
-import type { JournalLine } from '../store/journal.js';
-import { isInstanceId } from '../store/paths.js';
+import { ensureDir, syncDir } from '../storage/files/atomic-write.js';
+import type { JournalLine } from '../storage/files/journal.js';
+import { isInstanceId } from '../storage/files/paths.js';
 import {
   applyPatch,
   isDeliveryId,

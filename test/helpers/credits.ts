@@ -1,4 +1,4 @@
-import { CreditStore } from '../../src/store/credits.js';
+import { CreditStore } from '../../src/storage/files/credits.js';
 
 /** An instance's credits as stored on disk (whatever the file format), read without a daemon. */
 export async function readCredits(dataDir: string, instanceId: string): Promise<{ balance: number; spent: number }> {

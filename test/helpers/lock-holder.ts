@@ -5,8 +5,8 @@
  */
 import { readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
-import { acquireLock, type HeldLock } from '../../src/store/owner-lock.js';
-import { processRunning } from '../../src/store/process-identity.js';
+import { acquireLock, type HeldLock } from '../../src/storage/files/owner-lock.js';
+import { processRunning } from '../../src/storage/files/process-identity.js';
 
 export interface HolderConfig {
   path: string;

@@ -1,7 +1,7 @@
 import test from 'ava';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { LockBusyError, acquireLock, readLockOwner } from '../../src/store/owner-lock.js';
+import { LockBusyError, acquireLock, readLockOwner } from '../../src/storage/files/owner-lock.js';
 import { LockChild } from '../helpers/lock-child.js';
 import { tempDir } from '../helpers/daemon.js';
 

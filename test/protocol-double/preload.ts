@@ -3,7 +3,7 @@
  * Baileys' exported WA_CERT_DETAILS, which makeNoiseHandler reads when it checks the server's
  * certificate chain. Test-only; product code never imports this.
  *
- * In-process: `import '../protocol-double/preload.js'` before any socket connects.
+ * In-process: `import './preload.js'` before any socket connects.
  * Child process (the built bin/gateway): preload-child.mjs, the same in plain JavaScript, through
  * NODE_OPTIONS (see childPreloadEnv() in ./index.ts).
  */

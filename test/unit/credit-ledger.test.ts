@@ -10,8 +10,8 @@ import { pino } from 'pino';
 import { existsSync } from 'node:fs';
 import { GatewayError } from '../../src/domain/errors.js';
 import { CreditLedger } from '../../src/plans/credit-ledger.js';
-import { CreditStore, type CreditState } from '../../src/store/credits.js';
-import type { Journal } from '../../src/store/journal.js';
+import { CreditStore, type CreditState } from '../../src/storage/files/credits.js';
+import type { Journal } from '../../src/storage/files/journal.js';
 import { tempDir } from '../helpers/daemon.js';
 
 const logger = pino({ level: 'silent' });

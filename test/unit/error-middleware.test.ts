@@ -10,7 +10,7 @@ import { pino } from 'pino';
 import { ERROR_TABLE, GatewayError, storageError } from '../../src/domain/errors.js';
 import { controlRequests } from '../../src/http/auth.js';
 import { errorMiddleware } from '../../src/http/error-middleware.js';
-import { corruptStore } from '../../src/store/json-file.js';
+import { corruptStore } from '../../src/storage/files/json-file.js';
 
 async function answer(thrown: unknown, options: { control?: boolean } = {}): Promise<{ status: number; body: unknown; retryAfter: string | null }> {
   const app = new Koa();

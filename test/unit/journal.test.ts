@@ -1,7 +1,7 @@
 import test from 'ava';
 import { appendFile, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Journal } from '../../src/store/journal.js';
+import { Journal } from '../../src/storage/files/journal.js';
 import { tempDir } from '../helpers/daemon.js';
 
 // Rule: a journal line acknowledged as durable is on disk, in order, and survives a reopen; a

@@ -2,11 +2,11 @@ import test from 'ava';
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, utimesSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { tempPath } from '../../src/store/atomic-write.js';
-import { Journal } from '../../src/store/journal.js';
-import { removeDataDirLeftovers, removeLeftovers } from '../../src/store/leftovers.js';
-import { storePaths } from '../../src/store/paths.js';
-import { acquireLock } from '../../src/store/owner-lock.js';
+import { tempPath } from '../../src/storage/files/atomic-write.js';
+import { Journal } from '../../src/storage/files/journal.js';
+import { removeDataDirLeftovers, removeLeftovers } from '../../src/storage/files/leftovers.js';
+import { storePaths } from '../../src/storage/files/paths.js';
+import { acquireLock } from '../../src/storage/files/owner-lock.js';
 import { tempDir } from '../helpers/daemon.js';
 
 // Rule guarded: temp files of atomic writes whose writer died are removed; a live process's temp
@@ -54,7 +54,7 @@ test('the temp file of a real atomic write killed half-way is recognised and rem
   const dir = await tempDir('gw-leftovers-');
   const writer = spawn(
     process.execPath,
-    ['--import', 'tsx', '-e', `import('${new URL('../../src/store/atomic-write.ts', import.meta.url).pathname}').then((m) => m.writeFileAtomic(${JSON.stringify(join(dir, 'credits.json'))}, Buffer.alloc(1 << 28)))`],
+    ['--import', 'tsx', '-e', `import('${new URL('../../src/storage/files/atomic-write.ts', import.meta.url).pathname}').then((m) => m.writeFileAtomic(${JSON.stringify(join(dir, 'credits.json'))}, Buffer.alloc(1 << 28)))`],
     { stdio: 'ignore' },
   );
   t.teardown(() => void writer.kill('SIGKILL'));

@@ -2,9 +2,9 @@ import test from 'ava';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, readFileSync, readdirSync, renameSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { install, inspect, removeIf, type LockOwner } from '../../src/store/lock-dir.js';
-import { LockBusyError, LockLostError, acquireLock, ownerAlive, readLockOwner, withLock } from '../../src/store/owner-lock.js';
-import { BOOT_ID, HOST, PID_NAMESPACE } from '../../src/store/process-identity.js';
+import { install, inspect, removeIf, type LockOwner } from '../../src/storage/files/lock-dir.js';
+import { LockBusyError, LockLostError, acquireLock, ownerAlive, readLockOwner, withLock } from '../../src/storage/files/owner-lock.js';
+import { BOOT_ID, HOST, PID_NAMESPACE } from '../../src/storage/files/process-identity.js';
 import { tempDir } from '../helpers/daemon.js';
 
 // Rules guarded: one holder at a time; a dead owner's lock is taken over at once, a live owner's

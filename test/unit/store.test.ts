@@ -4,10 +4,10 @@ import { join } from 'node:path';
 import { DAY_MS } from '../../src/domain/clock.js';
 import { GatewayError } from '../../src/domain/errors.js';
 import { ManualClock } from '../helpers/manual-time.js';
-import { CreditStore } from '../../src/store/credits.js';
-import { InstanceStore } from '../../src/store/instances.js';
-import { writeFileAtomic } from '../../src/store/atomic-write.js';
-import { hashSecret, verifySecret, generateApiKey } from '../../src/store/secrets.js';
+import { CreditStore } from '../../src/storage/files/credits.js';
+import { InstanceStore } from '../../src/storage/files/instances.js';
+import { writeFileAtomic } from '../../src/storage/files/atomic-write.js';
+import { hashSecret, verifySecret, generateApiKey } from '../../src/domain/secrets.js';
 import { tempDir } from '../helpers/daemon.js';
 
 test('atomic writes leave no temp files and use mode 0600', async (t) => {

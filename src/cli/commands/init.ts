@@ -3,7 +3,7 @@ import { loadConfig } from '../../config/load.js';
 import { dataDirHolder, lockDataDir, unlockDataDir } from '../../daemon/data-dir-lock.js';
 import { assertNotInitialised, initialiseDataDir, type InitAnswers } from '../../daemon/init.js';
 import { GatewayError } from '../../domain/errors.js';
-import { ensureDir } from '../../store/atomic-write.js';
+import { ensureDir } from '../../storage/files/atomic-write.js';
 import { withApi } from '../api.js';
 import { globals, output, parsePort } from '../context.js';
 

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { parseReply } from '../../control/pair-protocol.js';
 import { GatewayError } from '../../domain/errors.js';
 import { PairView, type Outcome } from '../pair-view.js';
-import { isPaired } from '../../store/auth-files.js';
+import { isPaired } from '../../storage/files/auth-files.js';
 import { openApi, seg } from '../api.js';
 import { globals, parsePhone, parsePositive } from '../context.js';
 

@@ -11,7 +11,7 @@ import {
   type SignalDataTypeMap,
   type SignalKeyStore,
 } from '@whiskeysockets/baileys';
-import { ensureDir, writeFileAtomic } from '../../store/atomic-write.js';
+import { ensureDir, writeFileAtomic } from '../../storage/files/atomic-write.js';
 import { errorMessage, GatewayError } from '../../domain/errors.js';
 import { isRecord } from '../../domain/guards.js';
 

@@ -13,7 +13,7 @@ import { LazyAuthStore } from './lazy-store.js';
 import { foldedStatuses, statusOf, withImplied, type LidResolver } from './mapping.js';
 import type { BaileysOptions, MakeSocket, SocketLike } from './options.js';
 import { closeCause, closeCode, messageKey, sendOptions, toContent, toJid, withTimeout } from './outgoing.js';
-import { isPaired } from '../../store/auth-files.js';
+import { isPaired } from '../../storage/files/auth-files.js';
 import { CLOSE_CODES, decideOnClose } from './reconnect.js';
 import { RecentQuotables, RecentSends } from './recent-sends.js';
 import { withSharedTransactionStorage } from './shared-async-storage.js';

@@ -5,7 +5,7 @@ import { processRunning, processStartedAtMs } from './process-identity.js';
 
 /**
  * Temp names of atomic writes and of lock scratch directories: `.<name>.<pid>.<hex>.tmp`
- * (src/store/atomic-write.ts, src/store/lock-dir.ts). The pid says whose it is.
+ * (src/storage/files/atomic-write.ts, src/storage/files/lock-dir.ts). The pid says whose it is.
  */
 const TEMP_NAME = /^\.(.+)\.(\d+)\.([0-9a-f]+)\.tmp$/;
 

@@ -1,18 +1,18 @@
 import type { Low } from 'lowdb';
-import { DAY_MS, type Clock } from '../domain/clock.js';
-import { GatewayError, storageError } from '../domain/errors.js';
-import type { InstanceRecord, InstancesDoc, WebhookSettings } from '../domain/types.js';
-import { matches } from '../schemas/check.js';
-import { InstancesDocSchema } from '../schemas/instance.js';
+import { DAY_MS, type Clock } from '../../domain/clock.js';
+import { GatewayError, storageError } from '../../domain/errors.js';
+import type { InstanceRecord, InstancesDoc, WebhookSettings } from '../../domain/types.js';
+import { matches } from '../../schemas/check.js';
+import { InstancesDocSchema } from '../../schemas/instance.js';
 import { ensureDir } from './atomic-write.js';
 import { openLow, type AtomicJsonFile } from './json-file.js';
 import { storePaths, type StorePaths } from './paths.js';
-import { generateApiKey, generateInstanceId, hashSecret } from './secrets.js';
+import { generateApiKey, generateInstanceId, hashSecret } from '../../domain/secrets.js';
 
 export const DEFAULT_OWNER = 'default';
 
 /** Longest premium grant in one go (about 100 years): dates stay far inside what Date can hold. */
-import { MAX_PREMIUM_DAYS } from '../domain/limits.js';
+import { MAX_PREMIUM_DAYS } from '../../domain/limits.js';
 
 const isInstancesDoc = (v: unknown): v is InstancesDoc => matches(InstancesDocSchema, v);
 

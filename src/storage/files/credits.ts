@@ -1,17 +1,17 @@
 import { readFileSync } from 'node:fs';
 import { readdir, rm } from 'node:fs/promises';
 import Type, { type Static } from 'typebox';
-import { errorMessage } from '../domain/errors.js';
-import { closed } from '../schemas/common.js';
-import { matches } from '../schemas/check.js';
+import { errorMessage } from '../../domain/errors.js';
+import { closed } from '../../schemas/common.js';
+import { matches } from '../../schemas/check.js';
 import { ensureDir } from './atomic-write.js';
 import { corruptStore } from './json-file.js';
 import { Journal } from './journal.js';
 import { storePaths, type StorePaths } from './paths.js';
 
 /** The largest balance an instance may hold (far below where integers stop being exact). */
-export { MAX_CREDITS } from '../domain/limits.js';
-import { MAX_CREDITS } from '../domain/limits.js';
+export { MAX_CREDITS } from '../../domain/limits.js';
+import { MAX_CREDITS } from '../../domain/limits.js';
 
 /**
  * An instance's credits: `balance` counts every credit not yet spent, including the ones `held`

@@ -1,6 +1,6 @@
 import { open, rename, rm, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { storageError } from '../domain/errors.js';
+import { storageError } from '../../domain/errors.js';
 import { FILE_MODE, checkWriteGuard, syncDir, tempPath } from './atomic-write.js';
 
 /**

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, fstatSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { isRecord } from '../domain/guards.js';
+import { isRecord } from '../../domain/guards.js';
 
 /**
  * The on-disk side of an owner lock: a directory at the lock path holding `owner.json` (who holds

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { statSync, utimesSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { GatewayError, errorMessage } from '../domain/errors.js';
+import { GatewayError, errorMessage } from '../../domain/errors.js';
 import { OWNER_FILE, inspect, install, removeIf, removeOwn, tokenFile, type LockOwner, type Seen } from './lock-dir.js';
 import { BOOT_ID, HOST, OWN_START_TIME, PID_NAMESPACE, processRunning } from './process-identity.js';
 
