@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { InstanceRecord } from '../domain/types.js';
+import type { InstanceRecord } from '../schemas/instance.js';
 import { RateWindow, SendQueue, type PacingSettings } from './send-queue.js';
 import type { Connection, ConnectionFactory, ConnectionHooks, LogoutOutcome, StatusChange } from './types.js';
 

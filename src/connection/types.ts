@@ -1,4 +1,6 @@
-import type { ConnectionStatus, InboundMessage, InstanceRecord, MediaType } from '../domain/types.js';
+import type { ConnectionStatus, MediaType } from '../domain/types.js';
+import type { InboundMessage } from '../schemas/events.js';
+import type { InstanceRecord } from '../schemas/instance.js';
 
 /** What every outgoing message has: the chat it goes to and, optionally, the message it quotes. */
 interface OutgoingBase {

@@ -5,14 +5,13 @@ import type { Clock } from '../domain/clock.js';
 import type { Timers } from '../domain/timers.js';
 import type { EventBus } from '../events/bus.js';
 import type { MessageHub } from '../messages/hub.js';
-import type { MediaFiles } from '../messages/media.js';
-import type { MessageStore } from '../messages/store.js';
 import type { MetricsSink } from '../metrics/sink.js';
-import type { CreditLedger } from '../plans/credit-ledger.js';
 import type { StatusReporter } from '../plans/status-reporter.js';
 import type { SendService } from '../sending/send-service.js';
-import type { CreditStore } from '../storage/files/credits.js';
-import type { InstanceStore } from '../storage/files/instances.js';
+import type { CreditRepository } from '../storage/ports/credits.js';
+import type { InstanceRepository } from '../storage/ports/instances.js';
+import type { MediaRepository } from '../storage/ports/media.js';
+import type { MessageRepository } from '../storage/ports/messages.js';
 import type { StorePaths } from '../storage/files/paths.js';
 
 /**
@@ -42,18 +41,17 @@ export interface Core {
   /** Waits on the clock's time (real timers, or manual ones in tests). */
   readonly timers: Timers;
   readonly logger: Logger;
-  readonly instances: InstanceStore;
-  readonly credits: CreditStore;
-  readonly ledger: CreditLedger;
+  readonly instances: InstanceRepository;
+  readonly credits: CreditRepository;
   readonly bus: EventBus;
   readonly manager: ConnectionManager;
   readonly status: StatusReporter;
   readonly sender: SendService;
   readonly metrics: MetricsSink;
   /** Messages in and out: lifecycle and history. */
-  readonly messages: MessageStore;
+  readonly messages: MessageRepository;
   /** The bytes of media messages. */
-  readonly media: MediaFiles;
+  readonly media: MediaRepository;
   /** Where connection reports and sends become stored facts and events. */
   readonly hub: MessageHub;
 }

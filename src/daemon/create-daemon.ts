@@ -10,11 +10,9 @@ import type { ConnectionFactory, ConnectionHooks } from '../connection/types.js'
 import { controlRoutes } from '../control/routes.js';
 import type { Core, DaemonMode, ServerSecret } from '../core/core.js';
 import type { Feature } from '../core/feature.js';
-import { DAY_MS, systemClock, type Clock } from '../domain/clock.js';
+import { systemClock, type Clock } from '../domain/clock.js';
 import { MessageHub } from '../messages/hub.js';
-import { MediaFiles } from '../messages/media.js';
 import { messagesFeature } from '../messages/feature.js';
-import { MessageStore } from '../messages/store.js';
 import { systemTimers, type Timers } from '../domain/timers.js';
 import { EventBus } from '../events/bus.js';
 import { liveEventsFeature } from '../events/live.js';
@@ -30,16 +28,14 @@ import { metricsRoutes } from '../metrics/routes.js';
 import { noMetrics } from '../metrics/sink.js';
 import { operationsRoutes } from '../openapi/routes.js';
 import { createPanel } from '../panel/feature.js';
-import { CreditLedger } from '../plans/credit-ledger.js';
 import { StatusReporter } from '../plans/status-reporter.js';
 import { actionRoutes } from '../sending/action-routes.js';
 import { directoryRoutes } from '../sending/directory-routes.js';
 import { sendingRoutes } from '../sending/routes.js';
 import { SendService } from '../sending/send-service.js';
-import { ensureDir } from '../storage/files/atomic-write.js';
-import { CreditStore } from '../storage/files/credits.js';
-import { InstanceStore } from '../storage/files/instances.js';
 import { storePaths } from '../storage/files/paths.js';
+import { openFileStorage } from '../storage/files/index.js';
+import type { Storage } from '../storage/storage.js';
 import { generateServerSecret, hashSecret } from '../domain/secrets.js';
 import { webhooksFeature, type WebhookSeams } from '../webhooks/feature.js';
 import type { WebhookDeliverer } from '../webhooks/deliverer.js';
@@ -60,6 +56,8 @@ export interface DaemonParts {
   defaultMetrics?: boolean;
   /** How long deleting an instance waits to log its device out when its connection is not live. */
   logoutTimeoutMs?: number;
+  /** The storage engine, already open (default: the files engine in `dataDir`). */
+  storage?: Storage;
   /** Panel sessions, when the panel is on. */
   sessions?: SessionResolver;
 }
@@ -103,18 +101,11 @@ export async function createDaemon(parts: DaemonParts): Promise<Daemon> {
   const clock = parts.clock ?? systemClock;
   const timers = parts.timers ?? systemTimers;
   const paths = storePaths(dataDir);
-  await ensureDir(paths.creditsDir);
-  await ensureDir(paths.authDir);
 
   // ---- core ---------------------------------------------------------------------------------
-  const instances = new InstanceStore(dataDir, clock, config.plans.trialDays);
-  await instances.load();
-  const credits = new CreditStore(dataDir);
-  await credits.verifyAll();
-  const ledger = new CreditLedger(credits, logger);
+  const storage = parts.storage ?? (await openFileStorage({ dataDir, config, clock, timers, logger }));
+  const { instances, credits, messages, media } = storage;
   const bus = new EventBus(logger);
-  const media = new MediaFiles(paths.mediaDir, { keepMs: config.media.keepDays * DAY_MS, maxBytesPerInstance: config.media.maxStoreBytes });
-  const messages = new MessageStore({ root: paths.messagesDir, history: config.history, media, clock, timers, logger });
   const hub = new MessageHub({ store: messages, media, bus, clock, logger, maxMediaBytes: config.media.maxBytes });
   const prometheus = config.metrics.mode === 'off' ? null : createGatewayMetrics({ connectionStatuses: () => [...manager.all()].map((e) => e.connection.status) }, { defaultMetrics: parts.defaultMetrics ?? true });
   const metrics = prometheus?.sink ?? noMetrics;
@@ -148,8 +139,8 @@ export async function createDaemon(parts: DaemonParts): Promise<Daemon> {
     now: () => clock.now(),
     maxConcurrentConnects: config.baileys.maxConcurrentConnects,
   });
-  const status = new StatusReporter({ instances, ledger, manager, bus, clock, timers, logger, offline: mode === 'offline' });
-  const sender = new SendService({ instances, ledger, manager, clock, logger, metrics, typing: config.sending.typing, planChanged: (id) => status.planChanged(id), hub });
+  const status = new StatusReporter({ instances, credits, manager, bus, clock, timers, logger, offline: mode === 'offline' });
+  const sender = new SendService({ instances, credits, manager, clock, logger, metrics, typing: config.sending.typing, planChanged: (id) => status.planChanged(id), hub });
   const core: Core = {
     mode,
     dataDir,
@@ -161,7 +152,6 @@ export async function createDaemon(parts: DaemonParts): Promise<Daemon> {
     logger,
     instances,
     credits,
-    ledger,
     bus,
     manager,
     status,
@@ -234,7 +224,7 @@ export async function createDaemon(parts: DaemonParts): Promise<Daemon> {
         status.stop();
         await manager.stopAll();
         for (const f of [...features].reverse()) await f.stop?.().catch((err: unknown) => logger.error({ err, feature: f.name }, 'feature stop failed'));
-        await ledger.close();
+        await storage.close();
         prometheus?.registry.clear();
       })();
       return stopping;

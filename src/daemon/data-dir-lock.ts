@@ -59,7 +59,7 @@ export async function lockDataDir(dataDir: string, kind: HolderKind, waitMs: num
   }
   // LockLostError is a GatewayError (STORE_LOCK_LOST): the write fails, nothing is committed.
   setWriteGuard(() => lock.assertHeld());
-  await removeDataDirLeftovers(paths);
+  await removeDataDirLeftovers(paths, { lockHeld: true });
   return lock;
 }
 

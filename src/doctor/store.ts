@@ -67,8 +67,9 @@ export async function checkStore(dataDir: string, trialDays: number): Promise<Ch
   const corrupt: { file: string; why: string }[] = [];
   let instances = 0;
   try {
-    const doc = await new InstanceStore(dataDir, systemClock, trialDays).load();
-    instances = Object.keys(doc.instances).length;
+    const store = new InstanceStore(dataDir, systemClock, trialDays);
+    await store.load();
+    instances = store.list().length + store.deleting().length;
   } catch (err) {
     corrupt.push({ file: paths.instances, why: errorMessage(err) });
   }

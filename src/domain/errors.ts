@@ -21,6 +21,8 @@ export const ERROR_TABLE = {
   NOT_FOUND: { status: 404, exit: 4, expose: true },
   QR_NOT_AVAILABLE: { status: 409, exit: 1, expose: true },
   ALREADY_CONNECTED: { status: 409, exit: 1, expose: true },
+  /** A refund larger than the credits no send holds. */
+  INSUFFICIENT_CREDITS: { status: 409, exit: 1, expose: true },
   /** The thing exists already (an initialised data dir, a running daemon); CLI only. */
   CONFLICT: { status: 409, exit: 1, expose: true },
   PAYLOAD_TOO_LARGE: { status: 413, exit: 2, expose: true },
@@ -36,6 +38,11 @@ export const ERROR_TABLE = {
   /** The disk refused a write (full, read-only, I/O error): nothing was sent or changed. */
   STORAGE_UNAVAILABLE: { status: 503, exit: 3, expose: true },
   CONNECTION_NOT_READY: { status: 503, exit: 1, expose: true },
+  /**
+   * The message was sent (its messageId is in the error body) but its debit or record could not be
+   * stored yet (a full disk): do not send it again. The debit is written once the disk takes it.
+   */
+  SENT_NOT_RECORDED: { status: 500, exit: 3, expose: true },
   /** The CLI could not reach a running daemon's control socket. */
   DAEMON_UNAVAILABLE: { status: 503, exit: 1, expose: true },
 } as const satisfies Record<string, { status: number; exit: number; expose: boolean }>;

@@ -1,14 +1,30 @@
-import { randomBytes } from 'node:crypto';
+import { randomFillSync } from 'node:crypto';
 
-const ID_SEED = randomBytes(5).toString('hex').toUpperCase();
-let idCounter = 0;
+/** Random bytes drawn in bulk: one draw per 455 ids instead of one per id. */
+const pool = Buffer.alloc(4096);
+let used = pool.length;
 
 /**
- * WhatsApp-style message ids (upper-case hex, "3EB0..." as WhatsApp Web's): a per-process random
- * seed and a counter, unique without a random draw per message. The gateway picks the id before
- * sending, so the message is stored (pending) before it leaves.
+ * WhatsApp-style message ids (upper-case hex, "3EB0..." as WhatsApp Web's): 72 random bits each,
+ * so one tenant's ids say nothing about another's traffic (a per-process counter did: consecutive
+ * ids across instances counted every send of the daemon). The gateway picks the id before sending,
+ * so the message is stored (pending) before it leaves.
  */
 export function newMessageId(prefix = '3EB0'): string {
-  idCounter = (idCounter + 1) % 0x100000000;
-  return prefix + ID_SEED + idCounter.toString(16).toUpperCase().padStart(8, '0');
+  if (used + 9 > pool.length) {
+    randomFillSync(pool);
+    used = 0;
+  }
+  const hex = pool.toString('hex', used, used + 9).toUpperCase();
+  // Spent bytes are overwritten at once: no id can be read back out of the pool later.
+  pool.fill(0, used, used + 9);
+  used += 9;
+  return prefix + hex;
+}
+
+/** Instance ids as we generate them; anything else (`__proto__`, `../x`, 5 000 chars) is unknown. */
+export const INSTANCE_ID_PATTERN = /^inst_[A-Za-z0-9_-]{6,40}$/;
+
+export function isInstanceId(value: string): boolean {
+  return INSTANCE_ID_PATTERN.test(value);
 }

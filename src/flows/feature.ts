@@ -1,7 +1,7 @@
 import { readdir } from 'node:fs/promises';
 import type { Core } from '../core/core.js';
 import type { Feature } from '../core/feature.js';
-import { isInstanceId } from '../storage/files/paths.js';
+import { isInstanceId } from '../domain/ids.js';
 import { ConversationBook } from './conversations.js';
 import { FlowDefinitions } from './definitions.js';
 import { HandoverBook } from './handovers.js';

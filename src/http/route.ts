@@ -1,7 +1,7 @@
 import type { Context } from 'koa';
 import type { Static, TSchema } from 'typebox';
 import type { ErrorCode } from '../domain/errors.js';
-import type { InstanceRecord } from '../domain/types.js';
+import type { InstanceRecord } from '../schemas/instance.js';
 
 /**
  * A route, defined once: method, path, who may call it, the schemas of its input and output, the

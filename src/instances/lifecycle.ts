@@ -2,10 +2,13 @@ import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Core } from '../core/core.js';
 import { GatewayError, storageError } from '../domain/errors.js';
-import type { InstanceRecord, WebhookSettings } from '../domain/types.js';
+import type { InstanceRecord, WebhookSettings } from '../schemas/instance.js';
 import type { LogoutOutcome } from '../connection/types.js';
-import type { CreatedInstance, CreateInstanceInput } from '../storage/files/instances.js';
-import { isInstanceId } from '../storage/files/paths.js';
+import type { CreatedInstance, CreateInstanceInput } from '../storage/ports/instances.js';
+import { generateApiKey, hashSecret } from '../domain/secrets.js';
+import { MAX_PREMIUM_DAYS } from '../domain/limits.js';
+import { extendedPremium } from '../plans/rules.js';
+import { isInstanceId } from '../domain/ids.js';
 
 export interface DeleteResult {
   instanceId: string;
@@ -27,7 +30,7 @@ export class InstanceLifecycle {
 
   /** Creates an instance with its starting credits (stored first) and starts its connection. */
   async create(input: CreateInstanceInput, extraCredits = 0): Promise<CreatedInstance> {
-    const { instances, ledger, config, manager, status, mode } = this.core;
+    const { instances, credits: ledger, config, manager, status, mode } = this.core;
     const credits = extraCredits + config.plans.initialCredits;
     const created = await instances.create(input, async (id) => {
       if (credits > 0) await ledger.add(id, credits);
@@ -39,22 +42,34 @@ export class InstanceLifecycle {
 
   async addCredits(id: string, amount: number): Promise<void> {
     this.core.instances.require(id);
-    await this.core.ledger.add(id, amount);
+    await this.core.credits.add(id, amount);
     this.core.status.planChanged(id);
   }
 
   async grantPremium(id: string, days: number): Promise<InstanceRecord> {
-    const record = await this.core.instances.grantPremium(id, days);
+    if (!Number.isInteger(days) || days < 1 || days > MAX_PREMIUM_DAYS) {
+      throw new GatewayError('INVALID_FIELD', `days: expected a whole number from 1 to ${MAX_PREMIUM_DAYS}`);
+    }
+    const now = this.core.clock.now();
+    const record = await this.core.instances.modify(id, (r) => {
+      r.premiumUntil = extendedPremium(r.premiumUntil, days, now);
+    });
     this.core.status.planChanged(id);
     return record;
   }
 
   async rotateKey(id: string): Promise<string> {
-    return (await this.core.instances.rotateKey(id)).apiKey;
+    const apiKey = generateApiKey();
+    await this.core.instances.modify(id, (r) => {
+      r.keyHash = hashSecret(apiKey);
+    });
+    return apiKey;
   }
 
   async setWebhook(id: string, webhook: WebhookSettings | null): Promise<InstanceRecord> {
-    return this.core.instances.setWebhook(id, webhook);
+    return this.core.instances.modify(id, (r) => {
+      r.webhook = webhook;
+    });
   }
 
   /**
@@ -64,7 +79,7 @@ export class InstanceLifecycle {
    * the job. An unknown id with files left behind (an older interrupted delete) is cleaned too.
    */
   async delete(id: string): Promise<DeleteResult> {
-    const { instances, manager, ledger, status, logger } = this.core;
+    const { instances, manager, credits: ledger, status, logger } = this.core;
     let record = instances.getAny(id);
     if (!record) {
       if (isInstanceId(id) && (await this.removeFiles(id))) return { instanceId: id, logout: 'not-connected' };
@@ -100,8 +115,7 @@ export class InstanceLifecycle {
       }
     };
     for (const removeFeatureFiles of this.removers) await removeFeatureFiles(id);
-    await remove(paths.credits(id));
-    await remove(this.core.credits.journalFile(id));
+    await this.core.credits.remove(id);
     const auth = await readdir(paths.authDir).catch(() => [] as string[]);
     for (const name of auth) if (name === id || name.startsWith(`${id}.`)) await remove(join(paths.authDir, name));
     // Feature directories named after the instance (outbox, flows, messages, media): gone or going.

@@ -1,7 +1,7 @@
 import QRCode from 'qrcode';
 import type { Core } from '../core/core.js';
 import { GatewayError } from '../domain/errors.js';
-import type { InstanceRecord } from '../domain/types.js';
+import type { InstanceRecord } from '../schemas/instance.js';
 import { defineRoute, type RouteDef } from '../http/route.js';
 import { closed } from '../schemas/common.js';
 import {

@@ -2,16 +2,17 @@ import type { Logger } from 'pino';
 import type { InboundMedia, MessageUpdate, Outgoing } from '../connection/types.js';
 import type { Clock } from '../domain/clock.js';
 import { errorMessage } from '../domain/errors.js';
-import type { InboundMessage, MessageType } from '../domain/types.js';
+import type { MessageType } from '../domain/types.js';
+import type { InboundMessage } from '../schemas/events.js';
 import type { EventBus } from '../events/bus.js';
-import type { MediaFiles } from './media.js';
-import type { StoredMessage } from './records.js';
-import type { MessageStore } from './store.js';
+import type { MediaRepository } from '../storage/ports/media.js';
+import type { StoredMessage } from '../storage/ports/messages.js';
+import type { MessageRepository } from '../storage/ports/messages.js';
 import { vcard } from '../sending/vcard.js';
 
 export interface MessageHubDeps {
-  store: MessageStore;
-  media: MediaFiles;
+  store: MessageRepository;
+  media: MediaRepository;
   bus: EventBus;
   clock: Clock;
   logger: Logger;
@@ -118,7 +119,7 @@ export class MessageHub {
     if (message.kind === 'media') {
       try {
         if (await this.deps.media.put(instanceId, messageId, { path: message.path }, now)) {
-          const kept = await this.deps.media.path(instanceId, messageId);
+          const kept = await this.deps.media.get(instanceId, messageId);
           media = { mimetype: message.mimetype, size: kept?.size ?? 0, fileName: message.fileName };
         }
       } catch (err) {

@@ -1,11 +1,10 @@
-import { createReadStream } from 'node:fs';
 import type { Core } from '../core/core.js';
 import { GatewayError } from '../domain/errors.js';
 import { defineRoute, type RouteDef } from '../http/route.js';
 import { CHAT_ID_PATTERN } from '../schemas/common.js';
 import { ChatMessagesBody, ChatMessagesQuery, ChatsBody, MessageBody, type MessageViewT } from '../schemas/message.js';
 import { mediaUrl } from './hub.js';
-import type { StoredMessage } from './records.js';
+import type { StoredMessage } from '../storage/ports/messages.js';
 
 const CHAT_ID = new RegExp(CHAT_ID_PATTERN);
 
@@ -36,7 +35,7 @@ async function view(core: Core, instanceId: string, m: StoredMessage): Promise<M
   if (m.reactions) out.reactions = Object.entries(m.reactions).map(([sender, emoji]) => ({ sender, emoji }));
   if (m.error !== undefined) out.error = m.error;
   if (m.media) {
-    const kept = await core.media.path(instanceId, m.messageId, core.clock.now());
+    const kept = await core.media.get(instanceId, m.messageId, core.clock.now());
     out.media = { ...m.media, url: kept ? mediaUrl(instanceId, m.messageId) : null };
   }
   return out;
@@ -82,14 +81,14 @@ export function messageRoutes(core: Core, openHandovers: (instanceId: string) =>
       async handle({ koa, instance, params }) {
         const id = params.messageId!;
         const m = await core.messages.get(instance.id, id);
-        const kept = m?.media ? await core.media.path(instance.id, id, core.clock.now()) : null;
+        const kept = m?.media ? await core.media.get(instance.id, id, core.clock.now()) : null;
         if (!m?.media || !kept) throw new GatewayError('NOT_FOUND', 'no media for this message (not a media message, or expired)');
         koa.type = m.media.mimetype;
         koa.length = kept.size;
         koa.set('Cache-Control', 'private, max-age=3600');
         koa.set('X-Content-Type-Options', 'nosniff');
         koa.set('Content-Disposition', `attachment; filename="${(m.media.fileName ?? id).replace(/[^\w.-]+/g, '_')}"`);
-        koa.body = createReadStream(kept.path);
+        koa.body = kept.stream();
         return undefined;
       },
     }),

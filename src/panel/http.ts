@@ -5,7 +5,7 @@ import type { Context, Middleware } from 'koa';
 import { GatewayError } from '../domain/errors.js';
 import type { AuthFailureLimiter } from '../http/auth-limiter.js';
 import { readJsonBody } from '../http/json-body.js';
-import { isInstanceId } from '../storage/files/paths.js';
+import { isInstanceId } from '../domain/ids.js';
 import { verifySecret } from '../domain/secrets.js';
 import { SESSION_COOKIE, type PanelSessions } from './sessions.js';
 

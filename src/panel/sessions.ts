@@ -1,7 +1,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Context } from 'koa';
 import { GatewayError } from '../domain/errors.js';
-import type { InstanceRecord } from '../domain/types.js';
+import type { InstanceRecord } from '../schemas/instance.js';
 import type { SessionResolver } from '../http/auth.js';
 import type { Principal } from '../http/route.js';
 

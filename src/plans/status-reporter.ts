@@ -3,15 +3,16 @@ import type { ConnectionManager } from '../connection/manager.js';
 import type { StatusChange } from '../connection/types.js';
 import type { Clock } from '../domain/clock.js';
 import { MAX_TIMER_MS, type TimerHandle, type Timers } from '../domain/timers.js';
-import type { InstanceRecord, InstanceStatus } from '../domain/types.js';
+import type { InstanceStatus } from '../domain/types.js';
+import type { InstanceRecord } from '../schemas/instance.js';
 import type { EventBus } from '../events/bus.js';
-import type { InstanceStore } from '../storage/files/instances.js';
-import type { CreditLedger } from './credit-ledger.js';
+import type { InstanceRepository } from '../storage/ports/instances.js';
+import type { CreditRepository } from '../storage/ports/credits.js';
 import { effectiveStatus, isPremium, quotaRemaining } from './rules.js';
 
 export interface StatusReporterDeps {
-  instances: InstanceStore;
-  ledger: CreditLedger;
+  instances: InstanceRepository;
+  credits: CreditRepository;
   manager: ConnectionManager;
   bus: EventBus;
   clock: Clock;
@@ -62,7 +63,7 @@ export class StatusReporter {
   /** The status and plan of one instance as the API shows them. */
   view(record: InstanceRecord): StatusView {
     const now = this.deps.clock.now();
-    const credits = this.deps.ledger.balance(record.id);
+    const credits = this.deps.credits.balance(record.id);
     const connection = this.deps.manager.get(record.id)?.connection;
     const offline = this.deps.offline && !connection;
     const status = effectiveStatus(record, credits, now, connection?.status ?? (offline ? 'disconnected' : 'initializing'));

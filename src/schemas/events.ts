@@ -1,27 +1,15 @@
 import Type, { type Static } from 'typebox';
 import { ChatId, IsoTime, MessageId, Phone, closed } from './common.js';
+import { EVENT_TYPES, INSTANCE_STATUSES, MESSAGE_STATUSES, MESSAGE_TYPES } from '../domain/vocabulary.js';
 
-/** Every event type the gateway tells integrators about (webhooks and live events). */
-export const EVENT_TYPES = [
-  'message.received',
-  'message.status',
-  'message.reaction',
-  'message.edited',
-  'message.deleted',
-  'instance.status',
-  'qr.updated',
-  'conversation.handover',
-  'webhook.test',
-] as const;
+export { EVENT_TYPES, INSTANCE_STATUSES, MESSAGE_STATUSES, MESSAGE_TYPES };
+
 export type EventType = (typeof EVENT_TYPES)[number];
 
-export const INSTANCE_STATUSES = ['initializing', 'qr_code_generated', 'connected', 'disconnected', 'requires_premium'] as const;
 export const InstanceStatusSchema = Type.Enum([...INSTANCE_STATUSES], { description: 'The instance status.' });
 
-export const MESSAGE_TYPES = ['text', 'image', 'video', 'audio', 'document', 'sticker', 'location', 'contact', 'poll', 'other'] as const;
 export const MessageTypeSchema = Type.Enum([...MESSAGE_TYPES], { description: 'What kind of message it is.' });
 
-export const MESSAGE_STATUSES = ['pending', 'sent', 'delivered', 'read', 'played', 'failed'] as const;
 export const MessageStatusSchema = Type.Enum([...MESSAGE_STATUSES], { description: 'Where an outgoing message stands; never goes backwards.' });
 
 export const Location = closed({

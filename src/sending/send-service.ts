@@ -6,9 +6,9 @@ import type { MessageHub } from '../messages/hub.js';
 import type { Clock } from '../domain/clock.js';
 import { GatewayError } from '../domain/errors.js';
 import type { MetricsSink } from '../metrics/sink.js';
-import type { CreditLedger, CreditHold } from '../plans/credit-ledger.js';
+import type { CreditHold, CreditRepository } from '../storage/ports/credits.js';
 import { isPremium, requiresPremium } from '../plans/rules.js';
-import type { InstanceStore } from '../storage/files/instances.js';
+import type { InstanceRepository } from '../storage/ports/instances.js';
 
 export interface SendResult {
   messageId: string;
@@ -16,8 +16,8 @@ export interface SendResult {
 }
 
 export interface SendDeps {
-  instances: InstanceStore;
-  ledger: CreditLedger;
+  instances: InstanceRepository;
+  credits: CreditRepository;
   manager: ConnectionManager;
   clock: Clock;
   logger: Logger;
@@ -69,7 +69,7 @@ export class SendService {
 
   /** Plan checks without sending: 403 when the instance could not send now (free actions skip this). */
   private async reserve(instanceId: string): Promise<CreditHold | null> {
-    const { instances, ledger, clock } = this.deps;
+    const { instances, credits: ledger, clock } = this.deps;
     const record = instances.get(instanceId);
     if (!record) throw new GatewayError('UNAUTHORIZED', 'unknown instance');
     const now = clock.now();

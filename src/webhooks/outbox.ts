@@ -6,7 +6,7 @@ import { errorMessage } from '../domain/errors.js';
 import type { GatewayEvent } from '../events/types.js';
 import { ensureDir, syncDir } from '../storage/files/atomic-write.js';
 import type { JournalLine } from '../storage/files/journal.js';
-import { isInstanceId } from '../storage/files/paths.js';
+import { isInstanceId } from '../domain/ids.js';
 import {
   applyPatch,
   isDeliveryId,
@@ -20,7 +20,7 @@ import {
 } from './delivery-record.js';
 import { InstanceQueue, type PendingDelivery } from './instance-queue.js';
 import { fullLine, outboxPaths, parseLine, patchLine, pruneLine, readLegacyDeliveries, type OutboxPaths } from './outbox-files.js';
-import { OutboxLog, type Loc, type LogOwner } from './outbox-log.js';
+import { RecordLog, type Loc, type RecordLogOwner } from '../storage/files/record-log.js';
 
 export interface OutboxOptions {
   dataDir: string;
@@ -95,12 +95,12 @@ function fullRecordOf(text: string, id: string): DeliveryRecord | null {
 }
 
 /** One instance: its journal, its deliveries (pending and history) and its queue. */
-class InstanceOutbox implements LogOwner {
+class InstanceOutbox implements RecordLogOwner {
   readonly queue: InstanceQueue;
   /** Every delivery in the journal: pending ones and the (bounded) history. */
   readonly entries = new Map<string, Entry>();
-  log: OutboxLog | null = null;
-  opening: Promise<OutboxLog> | null = null;
+  log: RecordLog | null = null;
+  opening: Promise<RecordLog> | null = null;
   /** Its journal being closed (idle); opening it again waits for that. */
   closing: Promise<void> | null = null;
   /** Bytes of the full lines of `entries`: what a compaction would leave. */
@@ -288,7 +288,7 @@ export class Outbox {
     const now = this.options.clock.now();
     const io = this.instanceFor(instanceId);
     const legacy = await readLegacyDeliveries(this.paths, instanceId);
-    const { log, lines } = await OutboxLog.open(this.paths.journal(instanceId), io);
+    const { log, lines } = await RecordLog.open(this.paths.journal(instanceId), io);
     io.log = log;
     const skipped = io.replay(lines);
     if (skipped > 0) logger.warn({ instanceId, lines: skipped }, 'outbox journal lines that are not deliveries were skipped');
@@ -333,7 +333,7 @@ export class Outbox {
   }
 
   /** The instance's journal, opened (and its folder created) on first use. */
-  private openLog(io: InstanceOutbox): Promise<OutboxLog> {
+  private openLog(io: InstanceOutbox): Promise<RecordLog> {
     if (io.log) return Promise.resolve(io.log);
     io.opening ??= (async () => {
       // The same file is never open twice: an idle close finishes first.
@@ -341,7 +341,7 @@ export class Outbox {
       if (this.instances.get(io.instanceId) !== io) throw new Error(`instance ${io.instanceId} was removed`);
       const dir = this.paths.instanceDir(io.instanceId);
       await ensureDir(dir);
-      const { log, lines } = await OutboxLog.open(this.paths.journal(io.instanceId), io);
+      const { log, lines } = await RecordLog.open(this.paths.journal(io.instanceId), io);
       io.relocate(lines);
       // A new journal: its name must survive a crash as much as its first line.
       if (log.size === 0) await Promise.all([syncDir(dir), syncDir(this.paths.root)]);

@@ -26,7 +26,9 @@ export function webhookRoutes(core: Core, deliverer: WebhookDeliverer): RouteDef
       errors: ['MISSING_FIELD', 'INVALID_FIELD'],
       async handle({ instance, body }) {
         const webhook = await applyWebhookChange(instance.webhook, body, core.config.webhooks.allowPrivateTargets);
-        const record = await core.instances.setWebhook(instance.id, webhook);
+        const record = await core.instances.modify(instance.id, (r) => {
+          r.webhook = webhook;
+        });
         return { success: true, instanceId: instance.id, webhook: webhookView(record.webhook) };
       },
     }),
@@ -70,7 +72,9 @@ export function webhookRoutes(core: Core, deliverer: WebhookDeliverer): RouteDef
       tags: ['webhooks'],
       response: { description: 'Removed.', schema: closed({ success: Type.Literal(true), instanceId: Type.String(), webhook: Type.Null() }) },
       async handle({ instance }) {
-        await core.instances.setWebhook(instance.id, null);
+        await core.instances.modify(instance.id, (r) => {
+          r.webhook = null;
+        });
         return { success: true, instanceId: instance.id, webhook: null };
       },
     }),

@@ -1,5 +1,6 @@
 import { GatewayError, errorMessage } from '../domain/errors.js';
-import type { EventType, WebhookSettings } from '../domain/types.js';
+import type { EventType } from '../domain/types.js';
+import type { WebhookSettings } from '../schemas/instance.js';
 import { checkWebhookUrl } from './target-policy.js';
 
 /** What a caller may change; absent fields keep their value, `secret: null` removes the secret. */

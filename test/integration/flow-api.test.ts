@@ -222,7 +222,7 @@ test('no credits or no connection: the bot stays silent and keeps its place', as
     // The one credit is spent: the reply to "1" cannot be sent.
     await bot.say('1');
     t.deepEqual(await bot.sent(), [WELCOME]);
-    await bot.d.core.ledger.add(bot.id, 5);
+    await bot.d.core.credits.add(bot.id, 5);
     // Still waiting at the menu: "1" answers the menu instead of starting over.
     await bot.say('1');
     t.deepEqual(await bot.sent(), [WELCOME, 'Mon-Fri 9-17.']);

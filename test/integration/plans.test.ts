@@ -3,13 +3,15 @@ import { DAY_MS } from '../../src/domain/clock.js';
 import { ManualClock } from '../helpers/manual-time.js';
 import { runCli } from '../helpers/cli.js';
 import { startTestDaemon } from '../helpers/daemon.js';
+import { fakeFactory } from '../helpers/fake-connection.js';
 
 const msg = { phone: '+15551234567', message: 'hello' };
 
 test('the first instance of an owner gets the trial exactly once, even when ten creates race', async (t) => {
-  const d = await startTestDaemon();
+  const fake = fakeFactory();
+  const d = await startTestDaemon({ whatsapp: fake.factory });
   try {
-    const results = await Promise.all(Array.from({ length: 10 }, () => d.request('POST', '/api/instances/create', { secret: d.secret, json: { sandbox: true, owner: 'racer' } })));
+    const results = await Promise.all(Array.from({ length: 10 }, () => d.request('POST', '/api/instances/create', { secret: d.secret, json: { owner: 'racer' } })));
     t.true(results.every((r) => r.status === 201));
     const premium = results.filter((r) => r.body.premium === true);
     t.is(premium.length, 1);
@@ -24,7 +26,6 @@ test('the first instance of an owner gets the trial exactly once, even when ten 
 test('30 concurrent sends against 10 credits: exactly 10 x 200 and 20 x 403', async (t) => {
   const d = await startTestDaemon();
   try {
-    await d.createInstance({ sandbox: true, owner: 'o30' }); // takes the trial
     const inst = await d.connectedSandbox({ owner: 'o30', credits: 10 });
     const results = await Promise.all(Array.from({ length: 30 }, () => d.request('POST', `/api/${inst.id}/send`, { key: inst.key, json: msg })));
     const ok = results.filter((r) => r.status === 200);
@@ -45,7 +46,6 @@ test('30 concurrent sends against 10 credits: exactly 10 x 200 and 20 x 403', as
 test('a failed send costs nothing', async (t) => {
   const d = await startTestDaemon();
   try {
-    await d.createInstance({ sandbox: true, owner: 'of' });
     const inst = await d.createInstance({ sandbox: true, owner: 'of', credits: 2 });
     await new Promise((r) => setTimeout(r, 100));
     const notReady = await d.request('POST', `/api/${inst.id}/send`, { key: inst.key, json: msg });
@@ -67,7 +67,7 @@ test('premium expiry: requires_premium and PREMIUM_REQUIRED, then back with cred
   const clock = new ManualClock(Date.now());
   const d = await startTestDaemon({ clock });
   try {
-    const inst = await d.connectedSandbox();
+    const inst = await d.connectedSandbox({ premiumDays: 30 });
     let status = await d.request('GET', `/api/${inst.id}/status`, { key: inst.key });
     t.is(status.body.status, 'connected');
     t.true(status.body.premium);
@@ -99,7 +99,7 @@ test('premium expiry: requires_premium and PREMIUM_REQUIRED, then back with cred
 test('per-instance send rate limit answers 429 with Retry-After past sendsPerMinute', async (t) => {
   const d = await startTestDaemon({ config: { rateLimit: { sendsPerMinute: 3 } } });
   try {
-    const inst = await d.connectedSandbox();
+    const inst = await d.connectedSandbox({ premiumDays: 30 });
     const other = await d.connectedSandbox({ credits: 5 });
     const statuses: number[] = [];
     for (let i = 0; i < 5; i++) statuses.push((await d.request('POST', `/api/${inst.id}/send`, { key: inst.key, json: msg })).status);
@@ -108,6 +108,27 @@ test('per-instance send rate limit answers 429 with Retry-After past sendsPerMin
     t.is(limited.body.error.code, 'RATE_LIMITED');
     t.true(Number(limited.headers.get('retry-after')) > 0);
     t.is((await d.request('POST', `/api/${other.id}/send`, { key: other.key, json: msg })).status, 200, 'the limit is per instance');
+  } finally {
+    await d.close();
+  }
+});
+
+// Guards issue 21 item 17: a sandbox never takes the owner's one-time trial (contract part 3).
+test('a sandbox instance never takes the trial: it starts with its credits, and the owner\'s first real instance still gets the trial', async (t) => {
+  const fake = fakeFactory();
+  const d = await startTestDaemon({ whatsapp: fake.factory });
+  try {
+    const sandbox = await d.request('POST', '/api/instances/create', { secret: d.secret, json: { sandbox: true, owner: 'walker', credits: 10 } });
+    t.is(sandbox.status, 201);
+    t.false(sandbox.body.premium);
+    t.is(sandbox.body.premiumUntil, null);
+    t.is(sandbox.body.quotaRemaining, '10');
+    const real = await d.request('POST', '/api/instances/create', { secret: d.secret, json: { owner: 'walker' } });
+    t.is(real.status, 201);
+    t.true(real.body.premium, 'the first real instance gets the trial');
+    t.is(real.body.quotaRemaining, 'unlimited');
+    const second = await d.request('POST', '/api/instances/create', { secret: d.secret, json: { owner: 'walker' } });
+    t.false(second.body.premium, 'once');
   } finally {
     await d.close();
   }

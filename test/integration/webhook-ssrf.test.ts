@@ -25,7 +25,7 @@ test('the policy is checked again at delivery time: a target that turned private
   try {
     const inst = await d.connectedSandbox();
     // As if the name resolved publicly when it was set and to loopback now: write it past the API check.
-    await d.core.instances.setWebhook(inst.id, { url: receiver.url, secret: null, events: null });
+    await d.core.instances.modify(inst.id, (r) => void (r.webhook = { url: receiver.url, secret: null, events: null }));
     await inbound(d, inst, '+15551234567', 'to a private address?');
     const records = await waitForOutbox(d.dataDir, inst.id, (r) => r.some((x) => x.type === 'message.received' && x.status === 'failed'));
     const failed = records.find((x) => x.type === 'message.received')!;
@@ -52,7 +52,7 @@ test('a host name is resolved through the injected resolver and refused when it 
     t.is(req!.headers.host, `hooks.example.test:${receiver.port}`);
 
     const b = await refused.connectedSandbox();
-    await refused.core.instances.setWebhook(b.id, { url, secret: null, events: ['message.received'] });
+    await refused.core.instances.modify(b.id, (r) => void (r.webhook = { url, secret: null, events: ['message.received'] }));
     await inbound(refused, b, '+15551234567', 'refused');
     const [r] = await waitForOutbox(refused.dataDir, b.id, (x) => x[0]?.status === 'failed');
     t.regex(r!.lastError ?? '', /hooks\.example\.test resolves to a loopback\/private address \(127\.0\.0\.1\)/);
@@ -72,7 +72,7 @@ test('DNS rebinding between the check and the connect is refused by the connecti
   const d = await startTestDaemon({ webhooks: { resolver }, config: { webhooks: { allowPrivateTargets: false, retryDelaysMs: [] } } });
   try {
     const inst = await d.connectedSandbox();
-    await d.core.instances.setWebhook(inst.id, { url: `http://rebind.example.test:${receiver.port}/hook`, secret: null, events: ['message.received'] });
+    await d.core.instances.modify(inst.id, (r) => void (r.webhook = { url: `http://rebind.example.test:${receiver.port}/hook`, secret: null, events: ['message.received'] }));
     await inbound(d, inst, '+15551234567', 'rebind');
     const [r] = await waitForOutbox(d.dataDir, inst.id, (x) => x[0]?.status === 'failed');
     t.true(calls >= 2);

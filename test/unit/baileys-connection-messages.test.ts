@@ -1,7 +1,7 @@
 import test from 'ava';
 import { proto } from '@whiskeysockets/baileys';
 import { GatewayError } from '../../src/domain/errors.js';
-import type { InboundMessage } from '../../src/domain/types.js';
+import type { InboundMessage } from '../../src/schemas/events.js';
 import { incoming, makeHarness, waitFor, type HarnessOptions } from './baileys-fake-socket.js';
 
 async function connected(options: HarnessOptions = {}) {

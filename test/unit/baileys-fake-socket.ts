@@ -11,7 +11,7 @@ import { makeEventBuffer, type AnyMessageContent, type UserFacingSocketConfig, t
 import { pino } from 'pino';
 import { BaileysConnection, type BaileysSettings, type SocketLike } from '../../src/connection/baileys/connection.js';
 import type { MessageUpdate, StatusChange } from '../../src/connection/types.js';
-import type { InboundMessage } from '../../src/domain/types.js';
+import type { InboundMessage } from '../../src/schemas/events.js';
 
 export const silent = pino({ level: 'silent' });
 

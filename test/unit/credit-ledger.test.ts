@@ -9,7 +9,7 @@ import test from 'ava';
 import { pino } from 'pino';
 import { existsSync } from 'node:fs';
 import { GatewayError } from '../../src/domain/errors.js';
-import { CreditLedger } from '../../src/plans/credit-ledger.js';
+import { CreditLedger } from '../../src/storage/files/credit-ledger.js';
 import { CreditStore, type CreditState } from '../../src/storage/files/credits.js';
 import type { Journal } from '../../src/storage/files/journal.js';
 import { tempDir } from '../helpers/daemon.js';

@@ -45,7 +45,7 @@ async function goodDir(): Promise<string> {
   try {
     // startTestDaemon with its own dataDir has no secret: provision through the core directly.
     const { record } = await d.core.instances.create({ sandbox: true });
-    await d.core.ledger.add(record.id, 3);
+    await d.core.credits.add(record.id, 3);
   } finally {
     await d.close();
   }

@@ -2,12 +2,12 @@ import test from 'ava';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { systemTimers } from '../../src/domain/timers.js';
-import type { InboundMessage } from '../../src/domain/types.js';
+import type { InboundMessage } from '../../src/schemas/events.js';
 import { EventBus } from '../../src/events/bus.js';
 import type { GatewayEvent } from '../../src/events/types.js';
 import { MessageHub } from '../../src/messages/hub.js';
-import { MediaFiles } from '../../src/messages/media.js';
-import { MessageStore } from '../../src/messages/store.js';
+import { MediaFiles } from '../../src/storage/files/media.js';
+import { MessageStore } from '../../src/storage/files/messages/store.js';
 import { tempDir } from '../helpers/daemon.js';
 import { ManualClock } from '../helpers/manual-time.js';
 
@@ -50,7 +50,7 @@ test('a file larger than it announced is downloaded once but not kept', async (t
   const { h, events, media, store } = await hub({ maxBytes: 100 });
   await h.received(ID, image('LIAR', Date.now()), { mimetype: 'image/png', declaredSize: 10, download: async () => new Uint8Array(500) });
   t.like((events[0]!.data as { media: object }).media, { size: 500, url: null });
-  t.is(await media.path(ID, 'LIAR'), null);
+  t.is(await media.get(ID, 'LIAR'), null);
   await store.stop();
 });
 
@@ -61,12 +61,12 @@ test('kept media is served until keepDays, and the oldest go first past maxStore
     clock.advance(1000);
   }
   t.true(events.every((e) => typeof (e.data as { media: { url: unknown } }).media.url === 'string'), 'each announced with its url');
-  t.is(await media.path(ID, 'A', clock.now()), null, '300 bytes > 250: the oldest went');
-  t.truthy(await media.path(ID, 'B', clock.now()));
-  t.truthy(await media.path(ID, 'C', clock.now()));
+  t.is(await media.get(ID, 'A', clock.now()), null, '300 bytes > 250: the oldest went');
+  t.truthy(await media.get(ID, 'B', clock.now()));
+  t.truthy(await media.get(ID, 'C', clock.now()));
   clock.advance(7 * DAY);
-  t.is(await media.path(ID, 'B', clock.now()), null, 'expired at once, before any sweep');
+  t.is(await media.get(ID, 'B', clock.now()), null, 'expired at once, before any sweep');
   await media.sweep(clock.now());
-  t.is(await media.path(ID, 'C'), null, 'and the sweep removes the files');
+  t.is(await media.get(ID, 'C'), null, 'and the sweep removes the files');
   await store.stop();
 });

@@ -1,8 +1,8 @@
 import test from 'ava';
 import { join } from 'node:path';
 import { pino } from 'pino';
-import { MediaFiles } from '../../src/messages/media.js';
-import { MessageStore } from '../../src/messages/store.js';
+import { MediaFiles } from '../../src/storage/files/media.js';
+import { MessageStore } from '../../src/storage/files/messages/store.js';
 import { systemTimers } from '../../src/domain/timers.js';
 import { ManualClock } from '../helpers/manual-time.js';
 import { tempDir } from '../helpers/daemon.js';

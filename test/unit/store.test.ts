@@ -1,4 +1,5 @@
 import test from 'ava';
+import { extendedPremium } from '../../src/plans/rules.js';
 import { readFile, readdir, stat, writeFile, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DAY_MS } from '../../src/domain/clock.js';
@@ -115,10 +116,10 @@ test('premium grant extends from the current end while premium', async (t) => {
   const store = new InstanceStore(dir, clock, 30);
   await store.load();
   const { record } = await store.create({});
-  const granted = await store.grantPremium(record.id, 10);
+  const granted = await store.modify(record.id, (r) => void (r.premiumUntil = extendedPremium(r.premiumUntil, 10, clock.now())));
   t.is(granted.premiumUntil, new Date(clock.now() + 40 * DAY_MS).toISOString());
   clock.advance(100 * DAY_MS);
-  const again = await store.grantPremium(record.id, 1);
+  const again = await store.modify(record.id, (r) => void (r.premiumUntil = extendedPremium(r.premiumUntil, 1, clock.now())));
   t.is(again.premiumUntil, new Date(clock.now() + DAY_MS).toISOString());
 });
 

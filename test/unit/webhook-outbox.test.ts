@@ -8,7 +8,7 @@ import { setWriteGuard } from '../../src/storage/files/atomic-write.js';
 import { newDeliveryId, newDeliveryRecord } from '../../src/webhooks/delivery-record.js';
 import { Outbox, type OutboxOptions } from '../../src/webhooks/outbox.js';
 import { completeLines, fullLine, outboxPaths, parseLine, readInstanceDeliveries } from '../../src/webhooks/outbox-files.js';
-import { OutboxLog, type Loc } from '../../src/webhooks/outbox-log.js';
+import { RecordLog, type Loc } from '../../src/storage/files/record-log.js';
 import { tempDir } from '../helpers/daemon.js';
 
 const INSTANCE = 'inst_unit0outbox';
@@ -136,7 +136,7 @@ test('lines appended during a compaction follow the snapshot in order', async (t
       };
     },
   };
-  const { log } = await OutboxLog.open(file, owner);
+  const { log } = await RecordLog.open(file, owner);
   for (let i = 0; i < 20; i++) await log.append(line(`msg_old00000${String(i).padStart(2, '0')}`), i % 2 === 0);
   const compaction = log.compact();
   t.true(log.compacting);

@@ -15,7 +15,7 @@ import {
   toNumber,
   type WAMessage,
 } from '@whiskeysockets/baileys';
-import type { InboundMessage } from '../../domain/types.js';
+import type { InboundMessage } from '../../schemas/events.js';
 import { vcardName, vcardPhone } from '../../sending/vcard.js';
 import type { InboundMedia, MessageUpdate } from '../types.js';
 import { BoundedMap } from './lru.js';

@@ -1,10 +1,10 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { readdir, rm } from 'node:fs/promises';
 import Type, { type Static } from 'typebox';
-import { errorMessage } from '../../domain/errors.js';
+import { errorMessage, storageError } from '../../domain/errors.js';
 import { closed } from '../../schemas/common.js';
 import { matches } from '../../schemas/check.js';
-import { ensureDir } from './atomic-write.js';
+import { ensureDir, writeFileAtomic } from './atomic-write.js';
 import { corruptStore } from './json-file.js';
 import { Journal } from './journal.js';
 import { storePaths, type StorePaths } from './paths.js';
@@ -37,7 +37,8 @@ export interface CreditState extends CreditsDoc {
  */
 const CreditLine = closed({
   snap: Type.Optional(closed({ balance: Type.Integer({ minimum: 0, maximum: MAX_CREDITS }), spent: Type.Integer({ minimum: 0 }) })),
-  add: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_CREDITS })),
+  /** Credits added; negative: a refund (never below what is held). */
+  add: Type.Optional(Type.Integer({ minimum: -MAX_CREDITS, maximum: MAX_CREDITS })),
   hold: Type.Optional(Type.Array(Type.String())),
   commit: Type.Optional(Type.Array(Type.String())),
   release: Type.Optional(Type.Array(Type.String())),
@@ -114,6 +115,11 @@ export class CreditStore {
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
     }
+    if (text !== null && text.length === 0) {
+      // Every journal is created with a snapshot line (openJournal), so an empty one lost its
+      // contents: reading it as a balance of 0 would silently take the customer's credits.
+      throw corruptStore(file, 'the journal is empty (it always starts with a snapshot line, so its contents were lost); restore it from a backup, or remove it to start this instance at 0 credits');
+    }
     if (text !== null && text.length > 0) {
       const complete = text.slice(0, text.lastIndexOf('\n') + 1);
       let lines = 0;
@@ -167,17 +173,20 @@ export class CreditStore {
    */
   async openJournal(id: string, state: CreditState, restart: boolean): Promise<Journal> {
     await ensureDir(this.paths.creditsDir);
-    // Eager: the ledger already batches a tick's holds, debits and releases into one line.
-    const { journal } = await Journal.open(this.journalFile(id), { eager: true });
-    if (restart) {
+    const file = this.journalFile(id);
+    // A new journal (and a restarted one) is written whole as one snapshot line first (temp file,
+    // fsync, rename): a journal on disk is then never empty, so an empty one means its contents
+    // were lost (see loadSync).
+    if (restart || !existsSync(file)) {
       try {
-        await journal.rewrite([snapshotLine(state)]);
+        await writeFileAtomic(file, `${snapshotLine(state)}\n`);
       } catch (err) {
-        await journal.close().catch(() => undefined);
-        throw err;
+        throw storageError(err, file);
       }
       await rm(this.paths.credits(id), { force: true });
     }
+    // Eager: the ledger already batches a tick's holds, debits and releases into one line.
+    const { journal } = await Journal.open(file, { eager: true });
     return journal;
   }
 

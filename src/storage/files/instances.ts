@@ -1,13 +1,14 @@
 import type { Low } from 'lowdb';
 import { DAY_MS, type Clock } from '../../domain/clock.js';
 import { GatewayError, storageError } from '../../domain/errors.js';
-import type { InstanceRecord, InstancesDoc, WebhookSettings } from '../../domain/types.js';
+import type { InstanceRecord, InstancesDoc } from '../../schemas/instance.js';
 import { matches } from '../../schemas/check.js';
 import { InstancesDocSchema } from '../../schemas/instance.js';
 import { ensureDir } from './atomic-write.js';
 import { openLow, type AtomicJsonFile } from './json-file.js';
 import { storePaths, type StorePaths } from './paths.js';
 import { generateApiKey, generateInstanceId, hashSecret } from '../../domain/secrets.js';
+import type { CreateInstanceInput, CreatedInstance, InstanceRepository } from '../ports/instances.js';
 
 export const DEFAULT_OWNER = 'default';
 
@@ -32,20 +33,7 @@ function copy(doc: InstancesDoc): InstancesDoc {
   return normalise(structuredClone(doc));
 }
 
-export interface CreateInstanceInput {
-  name?: string;
-  owner?: string;
-  sandbox?: boolean;
-  webhook?: WebhookSettings | null;
-  /** Extra premium days on top of the trial, from `--premium-days`. */
-  premiumDays?: number;
-}
-
-export interface CreatedInstance {
-  record: InstanceRecord;
-  apiKey: string;
-  trialGranted: boolean;
-}
+export type { CreateInstanceInput, CreatedInstance };
 
 /**
  * Instances and keys, in one lowdb JSON file (instances.json). One process writes it at a time:
@@ -53,7 +41,7 @@ export interface CreatedInstance {
  * is the truth and is never re-read. Updates run one at a time on a copy, which replaces the loaded
  * document only once the write is on disk.
  */
-export class InstanceStore {
+export class InstanceStore implements InstanceRepository {
   readonly paths: StorePaths;
   private readonly db: Low<InstancesDoc>;
   private readonly adapter: AtomicJsonFile<InstancesDoc>;
@@ -71,7 +59,7 @@ export class InstanceStore {
   }
 
   /** Reads the file; a corrupt one throws STORE_CORRUPT and is left untouched. */
-  async load(): Promise<InstancesDoc> {
+  async load(): Promise<void> {
     try {
       this.db.data = normalise((await this.adapter.read()) ?? emptyDoc());
       this.loadError = null;
@@ -80,7 +68,6 @@ export class InstanceStore {
       this.loadError = err;
       throw err;
     }
-    return this.db.data;
   }
 
   /** Why the last load failed (a write would replace a file nobody read). */
@@ -162,14 +149,17 @@ export class InstanceStore {
     return this.update(async (doc) => {
       let id = generateInstanceId();
       while (Object.hasOwn(doc.instances, id)) id = generateInstanceId();
-      const trialGranted = !Object.hasOwn(doc.owners, owner) && this.trialDays > 0;
+      // A sandbox never takes the owner's one-time trial (contract part 3): it starts with what it
+      // was created with, and the owner's first real instance still gets the trial.
+      const sandbox = input.sandbox ?? false;
+      const trialGranted = !sandbox && !Object.hasOwn(doc.owners, owner) && this.trialDays > 0;
       let premiumMs = trialGranted ? this.trialDays * DAY_MS : 0;
       premiumMs += Math.min(input.premiumDays ?? 0, MAX_PREMIUM_DAYS) * DAY_MS;
       const record: InstanceRecord = {
         id,
         name: input.name?.trim() || id,
         owner,
-        sandbox: input.sandbox ?? false,
+        sandbox,
         keyHash: hashSecret(apiKey),
         createdAt: new Date(now).toISOString(),
         premiumUntil: premiumMs > 0 ? new Date(now + premiumMs).toISOString() : null,
@@ -177,9 +167,7 @@ export class InstanceStore {
       };
       if (beforeWrite) await beforeWrite(id);
       doc.instances[id] = record;
-      if (!Object.hasOwn(doc.owners, owner)) {
-        doc.owners[owner] = { trialInstanceId: id, trialGrantedAt: new Date(now).toISOString() };
-      }
+      if (trialGranted) doc.owners[owner] = { trialInstanceId: id, trialGrantedAt: new Date(now).toISOString() };
       return { record, apiKey, trialGranted };
     });
   }
@@ -194,32 +182,9 @@ export class InstanceStore {
     });
   }
 
-  async rotateKey(id: string): Promise<{ record: InstanceRecord; apiKey: string }> {
-    const apiKey = generateApiKey();
-    const record = await this.modify(id, (r) => {
-      r.keyHash = hashSecret(apiKey);
-    });
-    return { record, apiKey };
-  }
-
-  /** Extends premium by `days` from now, or from the current end if it lies in the future. */
-  async grantPremium(id: string, days: number): Promise<InstanceRecord> {
-    if (!Number.isInteger(days) || days < 1 || days > MAX_PREMIUM_DAYS) {
-      throw new GatewayError('INVALID_FIELD', `days: expected a whole number from 1 to ${MAX_PREMIUM_DAYS}`);
-    }
-    const now = this.clock.now();
-    return this.modify(id, (r) => {
-      const current = r.premiumUntil ? Date.parse(r.premiumUntil) : 0;
-      const until = Math.max(now, current) + days * DAY_MS;
-      // Repeated grants could still add up past what a date can hold: cap at 10,000 years.
-      r.premiumUntil = new Date(Math.min(until, now + 3_650_000 * DAY_MS)).toISOString();
-    });
-  }
-
-  async setWebhook(id: string, webhook: WebhookSettings | null): Promise<InstanceRecord> {
-    return this.modify(id, (r) => {
-      r.webhook = webhook;
-    });
+  /** This process is the only writer of instances.json: nobody else changes it under us. */
+  onChange(_listener: (id: string) => void): () => void {
+    return () => undefined;
   }
 
   /** Takes an instance out of service: from now on it is unknown to every route. */

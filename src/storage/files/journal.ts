@@ -175,9 +175,13 @@ export class Journal {
     try {
       await out.writeFile(Buffer.concat(bufs));
       await out.sync();
-    } finally {
-      await out.close();
+    } catch (err) {
+      // A full disk: the temp file must not stay behind (one per failed write would pile up).
+      await out.close().catch(() => undefined);
+      await rm(tmp, { force: true });
+      throw storageError(err, this.file);
     }
+    await out.close();
     try {
       checkWriteGuard();
       await rename(tmp, this.file);

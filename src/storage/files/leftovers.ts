@@ -34,6 +34,8 @@ export interface LeftoverOptions {
    * means nothing here, and no atomic write takes that long.
    */
   minAgeMs?: number;
+  /** This process holds the data dir lock (see removeDataDirLeftovers). */
+  lockHeld?: boolean;
 }
 
 /**
@@ -74,14 +76,19 @@ export async function removeLeftovers(dir: string, options: LeftoverOptions = {}
  * outbox sweeps its own folders when it loads.
  */
 export async function removeDataDirLeftovers(paths: StorePaths, options: LeftoverOptions = {}): Promise<string[]> {
-  const dirs = [paths.dataDir, paths.creditsDir, paths.authDir];
+  const dirs = [paths.creditsDir, paths.authDir];
   for (const parent of [paths.messagesDir, paths.mediaDir, paths.flowsDir]) {
     const names = await readdir(parent).catch(() => [] as string[]);
     for (const name of names) if (isInstanceId(name)) dirs.push(join(parent, name));
   }
   const removed: string[] = [];
+  // The data dir itself also holds the lock's scratch directories of processes waiting for it.
+  for (const name of await removeLeftovers(paths.dataDir, options).catch(() => [] as string[])) removed.push(join(paths.dataDir, name));
+  // Below it, only the lock holder writes: with the lock held, a temp file there of any other
+  // process is a leftover, however young (a restart right after a full disk found thousands).
+  const below = options.lockHeld ? { ...options, minAgeMs: 0 } : options;
   for (const dir of dirs) {
-    for (const name of await removeLeftovers(dir, options).catch(() => [] as string[])) removed.push(join(dir, name));
+    for (const name of await removeLeftovers(dir, below).catch(() => [] as string[])) removed.push(join(dir, name));
   }
   return removed;
 }

@@ -22,9 +22,4 @@ export function storePaths(dataDir: string) {
 
 export type StorePaths = ReturnType<typeof storePaths>;
 
-/** Instance ids as we generate them; anything else (`__proto__`, `../x`, 5 000 chars) is unknown. */
-export const INSTANCE_ID_PATTERN = /^inst_[A-Za-z0-9_-]{6,40}$/;
-
-export function isInstanceId(value: string): boolean {
-  return INSTANCE_ID_PATTERN.test(value);
-}
+export { INSTANCE_ID_PATTERN, isInstanceId } from '../../domain/ids.js';

@@ -1,16 +1,10 @@
 import type { Logger } from 'pino';
-import { GatewayError, storageError } from '../domain/errors.js';
-import { MAX_CREDITS, applyBatch, snapshotLine, type CreditBatch, type CreditState, type CreditStore, type CreditsDoc } from '../storage/files/credits.js';
-import type { Journal } from '../storage/files/journal.js';
+import { GatewayError, storageError } from '../../domain/errors.js';
+import { MAX_CREDITS, applyBatch, snapshotLine, type CreditBatch, type CreditState, type CreditStore, type CreditsDoc } from './credits.js';
+import type { Journal } from './journal.js';
+import type { CreditHold, CreditRepository } from '../ports/credits.js';
 
-/** A credit reserved for one send: its hold is on disk. commit() after the send, release() if it failed. */
-export interface CreditHold {
-  readonly instanceId: string;
-  /** Debits the held credit durably; resolves with the balance after this send. */
-  commit(): Promise<number>;
-  /** The send did not happen: the credit is free again. */
-  release(): void;
-}
+export type { CreditHold };
 
 interface Waiter<T> {
   resolve(value: T): void;
@@ -58,7 +52,7 @@ const POOL_MAX = 64;
  * releases and additions queued while a write is under way go out together in the next one.
  * Holds found at start-up belonged to sends a crash interrupted; they are released.
  */
-export class CreditLedger {
+export class CreditLedger implements CreditRepository {
   private readonly accounts = new Map<string, Account>();
 
   constructor(
@@ -92,6 +86,19 @@ export class CreditLedger {
       if (stale.length > 0) this.schedule(a);
     }
     return a;
+  }
+
+  /**
+   * Reads every credit journal, so a corrupt one stops start-up (naming it) instead of failing
+   * sends, and removes the temp files of compactions a crash or a full disk interrupted. The ids
+   * are not needed: the folder lists every account.
+   */
+  async open(_ids: Iterable<string>): Promise<void> {
+    await this.store.verifyAll();
+  }
+
+  async remove(id: string): Promise<void> {
+    await this.store.remove(id);
   }
 
   /** Credits not spent (on disk), including those held by sends in flight: what status shows. */
@@ -216,6 +223,16 @@ export class CreditLedger {
         refused.push({ waiter: add, err: new GatewayError('INVALID_FIELD', `credits: a balance above ${MAX_CREDITS} is not supported (now ${a.doc.balance + added})`) });
         continue;
       }
+      if (add.amount < 0) {
+        // A refund takes back only credits no send holds: a send in flight keeps the one it
+        // reserved. Holds taken in advance (the pool) are given back first if it needs them.
+        const free = a.doc.balance + added - a.held;
+        if (free + add.amount < 0) {
+          refused.push({ waiter: add, err: new GatewayError('INSUFFICIENT_CREDITS', `cannot take back ${-add.amount} credits: ${Math.max(0, free)} are free to take back`) });
+          continue;
+        }
+        while (a.pool.length > 0 && free - a.pool.length + add.amount < 0) releases.push(a.pool.pop()!);
+      }
       added += add.amount;
       applied.push(add);
     }
@@ -233,7 +250,7 @@ export class CreditLedger {
     }
     const held = holds.length + refill.length > 0 ? [...holds.map((h) => h.hid), ...refill] : null;
     const batch: CreditBatch = {
-      ...(added > 0 ? { add: added } : {}),
+      ...(added !== 0 ? { add: added } : {}),
       ...(releases.length > 0 ? { release: releases } : {}),
       ...(held ? { hold: held } : {}),
       ...(commits.length > 0 ? { commit: commits.map((c) => c.hid) } : {}),

@@ -1,15 +1,17 @@
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import type { GatewayConfig } from '../config/schema.js';
-import { DAY_MS, type Clock } from '../domain/clock.js';
-import { GatewayError, errorMessage, storageError } from '../domain/errors.js';
-import type { TimerHandle, Timers } from '../domain/timers.js';
-import type { InboundMessage, MessageStatus } from '../domain/types.js';
-import { ensureDir } from '../storage/files/atomic-write.js';
-import { isInstanceId } from '../storage/files/paths.js';
+import type { GatewayConfig } from '../../../config/schema.js';
+import { DAY_MS, type Clock } from '../../../domain/clock.js';
+import { GatewayError, errorMessage, storageError } from '../../../domain/errors.js';
+import type { TimerHandle, Timers } from '../../../domain/timers.js';
+import type { MessageStatus } from '../../../domain/types.js';
+import type { InboundMessage } from '../../../schemas/events.js';
+import { ensureDir } from '../atomic-write.js';
+import { isInstanceId } from '../paths.js';
 import { InstanceMessages, type Chat, type Entry, type StatusChange } from './instance-messages.js';
-import type { MediaFiles } from './media.js';
+import type { MediaRepository } from '../../ports/media.js';
+import type { MessageRepository } from '../../ports/messages.js';
 import type { JournalRecord, StoredMessage } from './records.js';
 
 export type { StatusChange } from './instance-messages.js';
@@ -17,7 +19,7 @@ export type { StatusChange } from './instance-messages.js';
 export interface MessageStoreOptions {
   root: string;
   history: GatewayConfig['history'];
-  media: MediaFiles;
+  media: MediaRepository;
   clock: Clock;
   timers: Timers;
   logger: Logger;
@@ -37,7 +39,7 @@ export interface ChatPage {
  * by `history.days` and `history.maxMessagesPerChat`; with `history.enabled` false only the
  * lifecycle (ids, chats, statuses) is kept, not what was said.
  */
-export class MessageStore {
+export class MessageStore implements MessageRepository {
   private readonly open = new Map<string, Promise<InstanceMessages>>();
   /** The instance used last: already the newest in `open`, so its next use skips the reordering. */
   private last: { id: string; im: Promise<InstanceMessages> } | null = null;

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
-import type { MessageStatus } from '../domain/types.js';
-import { Journal } from '../storage/files/journal.js';
+import type { MessageStatus } from '../../../domain/types.js';
+import { Journal } from '../journal.js';
+import type { StatusChange } from '../../ports/messages.js';
 import { isForward, parseRecord, type JournalRecord, type StoredMessage } from './records.js';
 
 /** What is kept in memory per message: where its line is and what changed since. */
@@ -36,13 +37,7 @@ export interface Limits {
   keepMs: number;
 }
 
-/** A change of an outgoing message's status, when it moved forward. */
-export interface StatusChange {
-  messageId: string;
-  chatId: string;
-  from: MessageStatus;
-  to: MessageStatus;
-}
+export type { StatusChange };
 
 /**
  * One instance's messages: the journal on disk, and in memory an index of every kept message (where

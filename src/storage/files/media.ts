@@ -1,7 +1,10 @@
+import { createReadStream } from 'node:fs';
 import { copyFile, readdir, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { storageError } from '../domain/errors.js';
-import { ensureDir, tempPath, writeFileAtomic } from '../storage/files/atomic-write.js';
+import { storageError } from '../../domain/errors.js';
+import { ensureDir, tempPath, writeFileAtomic } from './atomic-write.js';
+
+import type { MediaRepository, StoredMedia } from '../ports/media.js';
 
 const SAFE_ID = /^[A-Za-z0-9_-]{1,128}$/;
 
@@ -20,7 +23,7 @@ export interface MediaLimits {
  * The bytes of media messages, in and out: DATA_DIR/media/<instanceId>/<messageId> (0600), kept
  * `media.keepDays` and at most `media.maxStoreBytes` per instance (the oldest go first).
  */
-export class MediaFiles {
+export class MediaFiles implements MediaRepository {
   private readonly kept = new Map<string, Promise<Kept[]>>();
 
   constructor(
@@ -86,12 +89,13 @@ export class MediaFiles {
    * The file of a kept media message, or null; null too once it is older than `media.keepDays` at
    * `now`, even before the periodic sweep removes it.
    */
-  async path(instanceId: string, messageId: string, now?: number): Promise<{ path: string; size: number } | null> {
+  async get(instanceId: string, messageId: string, now?: number): Promise<StoredMedia | null> {
     if (!SAFE_ID.test(messageId)) return null;
     const list = await this.list(instanceId);
     const k = list.find((x) => x.id === messageId);
     if (!k || (now !== undefined && k.at < now - this.limits.keepMs)) return null;
-    return { path: join(this.dir(instanceId), messageId), size: k.size };
+    const path = join(this.dir(instanceId), messageId);
+    return { path, size: k.size, stream: () => createReadStream(path) };
   }
 
   async remove(instanceId: string, messageId: string): Promise<void> {

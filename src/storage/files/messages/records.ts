@@ -1,37 +1,13 @@
-import type { InboundMessage, MessageStatus, MessageType } from '../domain/types.js';
+import type { MessageStatus } from '../../../domain/types.js';
+import type { StoredMessage } from '../../ports/messages.js';
+
+export type { StoredMessage };
 
 /**
  * The lines of an instance's message journal (DATA_DIR/messages/<id>/journal.jsonl). A message is
  * written whole once (`m`); what happens to it later is a small line of its own, applied in order
  * on replay. Compaction rewrites each kept message as one merged `m` line.
  */
-export interface StoredMessage {
-  messageId: string;
-  chatId: string;
-  fromMe: boolean;
-  sender: string | null;
-  from: string | null;
-  fromName?: string;
-  type: MessageType;
-  status: MessageStatus;
-  text?: string;
-  caption?: string;
-  quoted?: { messageId: string };
-  mentions?: string[];
-  media?: { mimetype: string; size: number; fileName?: string };
-  location?: InboundMessage['location'];
-  contacts?: InboundMessage['contacts'];
-  poll?: InboundMessage['poll'];
-  /** Set by compaction: later changes merged in. */
-  edited?: boolean;
-  deleted?: boolean;
-  reactions?: Record<string, string>;
-  error?: string;
-  /** Epoch ms. */
-  timestamp: number;
-  updatedAt: number;
-}
-
 export type JournalRecord =
   | ({ k: 'm' } & StoredMessage)
   | { k: 's'; id: string; status: MessageStatus; at: number; error?: string }

@@ -1,8 +1,8 @@
 import { open, readFile, rename, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { storageError } from '../domain/errors.js';
-import { FILE_MODE, checkWriteGuard, syncDir, tempPath } from '../storage/files/atomic-write.js';
-import { Journal, type JournalLine } from '../storage/files/journal.js';
+import { storageError } from '../../domain/errors.js';
+import { FILE_MODE, checkWriteGuard, syncDir, tempPath } from './atomic-write.js';
+import { Journal, type JournalLine } from './journal.js';
 
 /** Where a line is in the journal file. */
 export interface Loc {
@@ -10,8 +10,8 @@ export interface Loc {
   length: number;
 }
 
-/** What the owner of a log (one instance's outbox) does when lines move. */
-export interface LogOwner {
+/** What the owner of a log (an instance's outbox, messages or credits) does when lines move. */
+export interface RecordLogOwner {
   /** The journal was (re)opened: these are its lines; find each live delivery's full line again. */
   relocate(lines: readonly JournalLine[]): void;
   /**
@@ -32,18 +32,18 @@ interface Held {
 }
 
 /**
- * One instance's outbox journal (store/journal.ts: group commit, torn tail cut at open), plus what
- * the outbox needs around it:
+ * The one journal abstraction of the files engine: a journal of records (journal.ts: group commit,
+ * torn tail cut at open) that its owner replays into memory, plus what every owner needs around it:
  *
- * - A compaction rewrites the journal from memory while deliveries keep arriving: the snapshot
+ * - A compaction rewrites the journal from memory while lines keep arriving: the snapshot
  *   is written to a temp file while lines still go to the journal; then, for a moment, new lines
  *   are held while the journal's tail (the lines since the snapshot) is copied after it and the
  *   temp file is renamed over the journal; the held lines follow, in order.
  * - A failed write closes the journal (store/journal.ts); the next line reopens it from disk (the
- *   owner relocates its lines), so one full disk does not stop the outbox for good.
+ *   owner relocates its lines), so one full disk does not stop the owner for good.
  * - Reads of a line by location are retried when a compaction or a reopen moved it meanwhile.
  */
-export class OutboxLog {
+export class RecordLog {
   private journal: Journal | null;
   /** A reopen or a compaction under way: new lines are held until it ends. */
   private busy: Promise<void> | null = null;
@@ -55,15 +55,15 @@ export class OutboxLog {
   private constructor(
     readonly file: string,
     journal: Journal,
-    private readonly owner: LogOwner,
+    private readonly owner: RecordLogOwner,
   ) {
     this.journal = journal;
   }
 
   /** Opens the journal (creating it) and gives its lines to the owner. */
-  static async open(file: string, owner: LogOwner): Promise<{ log: OutboxLog; lines: JournalLine[] }> {
+  static async open(file: string, owner: RecordLogOwner): Promise<{ log: RecordLog; lines: JournalLine[] }> {
     const { journal, lines } = await Journal.open(file);
-    return { log: new OutboxLog(file, journal, owner), lines };
+    return { log: new RecordLog(file, journal, owner), lines };
   }
 
   /** Bytes in the journal (written or queued). */
@@ -81,7 +81,7 @@ export class OutboxLog {
    * one resolves once it is handed to the journal, and may be lost in a crash.
    */
   append(text: string, durable: boolean, placed?: (loc: Loc) => void): Promise<void> {
-    if (this.closed) return Promise.reject(new Error(`outbox journal ${this.file} is closed`));
+    if (this.closed) return Promise.reject(new Error(`journal ${this.file} is closed`));
     if (this.journal && !this.busy) return this.appendNow(this.journal, text, durable, placed);
     const p = new Promise<void>((resolve, reject) => this.held.push({ text, durable, placed, resolve, reject }));
     if (!this.busy) this.run(this.reopen());
@@ -144,7 +144,7 @@ export class OutboxLog {
   }
 
   /**
-   * Rewrites the journal as the owner's snapshot (see LogOwner.snapshot) followed by the lines
+   * Rewrites the journal as the owner's snapshot (see RecordLogOwner.snapshot) followed by the lines
    * written since. Appends wait only while the tail is copied and the file renamed. A failure
    * leaves the old journal (or, past the rename, the new one reopened) and is thrown.
    */
@@ -196,7 +196,7 @@ export class OutboxLog {
             const src = await open(this.file, 'r');
             try {
               const { bytesRead } = await src.read(tail, 0, tail.length, mark);
-              if (bytesRead !== tail.length) throw new Error(`outbox journal ${this.file}: ${bytesRead} of ${tail.length} bytes of its tail read`);
+              if (bytesRead !== tail.length) throw new Error(`journal ${this.file}: ${bytesRead} of ${tail.length} bytes of its tail read`);
             } finally {
               await src.close();
             }
@@ -242,7 +242,7 @@ export class OutboxLog {
       const loc = where();
       if (!loc || this.closed) return null;
       if (!journal) {
-        if (tries > 5) throw new Error(`outbox journal ${this.file} could not be opened`);
+        if (tries > 5) throw new Error(`journal ${this.file} could not be opened`);
         this.run(this.reopen());
         continue;
       }

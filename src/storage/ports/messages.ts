@@ -1,0 +1,86 @@
+import type { InboundMessage } from '../../schemas/events.js';
+import type { MessageStatus, MessageType } from '../../domain/types.js';
+
+/** A message as history keeps it (in or out), with what happened to it since merged in. */
+export interface StoredMessage {
+  messageId: string;
+  chatId: string;
+  fromMe: boolean;
+  sender: string | null;
+  from: string | null;
+  fromName?: string;
+  type: MessageType;
+  status: MessageStatus;
+  text?: string;
+  caption?: string;
+  quoted?: { messageId: string };
+  mentions?: string[];
+  media?: { mimetype: string; size: number; fileName?: string };
+  location?: InboundMessage['location'];
+  contacts?: InboundMessage['contacts'];
+  poll?: InboundMessage['poll'];
+  edited?: boolean;
+  deleted?: boolean;
+  reactions?: Record<string, string>;
+  error?: string;
+  /** Epoch ms. */
+  timestamp: number;
+  updatedAt: number;
+}
+
+/** A chat as the chats list shows it. */
+export interface ChatSummary {
+  chatId: string;
+  name?: string;
+  isGroup: boolean;
+  lastMessageAt: number;
+  unread: number;
+}
+
+/** A change of an outgoing message's status, when it moved forward. */
+export interface StatusChange {
+  messageId: string;
+  chatId: string;
+  from: MessageStatus;
+  to: MessageStatus;
+}
+
+/** What a chat page shows. */
+export interface ChatPage {
+  messages: StoredMessage[];
+  nextBefore: string | null;
+}
+
+/**
+ * Messages in and out, per instance: the lifecycle of every outgoing message (pending -> sent ->
+ * delivered -> read -> played, or failed; never backwards) and the conversation history, bounded
+ * by `history.days` and `history.maxMessagesPerChat`. Without history only the lifecycle (ids,
+ * chats, statuses) is kept, not what was said. A write that cannot be stored rejects with
+ * STORAGE_UNAVAILABLE; `durable: false` writes may be lost in a crash (never reordered).
+ */
+export interface MessageRepository {
+  readonly historyEnabled: boolean;
+  /** An outgoing message (`pending` before it leaves; its status follows with setStatus). */
+  recordOutgoing(instanceId: string, m: StoredMessage, durable: boolean): Promise<void>;
+  /** A received message, stored durably before the connection acknowledges it. */
+  recordInbound(instanceId: string, m: InboundMessage, media: StoredMessage['media']): Promise<void>;
+  /** A status reported for a message; the change when it moved forward, else null. */
+  setStatus(instanceId: string, messageId: string, status: MessageStatus, error?: string, durable?: boolean): Promise<StatusChange | null>;
+  /** False when the message is not kept. */
+  edited(instanceId: string, messageId: string, text: string): Promise<boolean>;
+  deleted(instanceId: string, messageId: string): Promise<boolean>;
+  reaction(instanceId: string, messageId: string, sender: string, emoji: string): Promise<void>;
+  /** The chat was read on our side: its unread count goes to 0. */
+  markRead(instanceId: string, chatId: string): Promise<void>;
+  get(instanceId: string, messageId: string): Promise<StoredMessage | null>;
+  /** Where a message is (its chat), if it is kept. */
+  chatOf(instanceId: string, messageId: string): Promise<string | null>;
+  /** Chats, newest first. */
+  chats(instanceId: string): Promise<ChatSummary[]>;
+  /** A chat's messages, newest first, `limit` at most, older than `before` if given; null for an unknown chat. */
+  chatMessages(instanceId: string, chatId: string, limit: number, before?: string): Promise<ChatPage | null>;
+  /** Starts the periodic sweep of what expired. */
+  start(): void;
+  stop(): Promise<void>;
+  removeInstance(instanceId: string): Promise<void>;
+}
