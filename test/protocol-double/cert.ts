@@ -17,18 +17,32 @@ export const TEST_ROOT_KEY: KeyPair = {
 
 /**
  * The serial Baileys compares the intermediate's issuerSerial with (WA_CERT_DETAILS.SERIAL; 0 for
- * WhatsApp's root). Deliberately not 0: Baileys rc14's signature checks pass anything (see
- * verifySignature below), so this serial is what makes a client without preload.ts refuse the
- * double (400 "certification match failed") and proves the preload took effect.
+ * WhatsApp's root). Deliberately not 0, so that a client without preload.ts refuses the double with
+ * its own message (400 "certification match failed") even before any signature is looked at,
+ * which proves the preload took effect.
  */
 export const TEST_ROOT_SERIAL: number = ROOT.serial;
+
+/**
+ * How the double's certificate chain is made (ProtocolDouble option `certChain`), to test what a
+ * client refuses. By default the chain is sound and signed by the test root.
+ */
+export interface CertChainOptions {
+  /** Signs the intermediate (default TEST_ROOT_KEY). */
+  root?: KeyPair;
+  /** The intermediate's issuerSerial (default TEST_ROOT_SERIAL). */
+  rootSerial?: number;
+  /** Flips one bit of that certificate's signature after signing: the rest of the chain stays sound. */
+  tamper?: 'leaf-signature' | 'intermediate-signature';
+}
 
 /**
  * A `proto.CertChain` as `makeNoiseHandler().processHandshake` checks it: the intermediate's details
  * signed by the root key (with issuerSerial = the root serial), the leaf's details signed by the
  * intermediate key. The leaf certifies the server's static Noise key.
  */
-export function makeCertChain(serverStaticPublic: Uint8Array, root: KeyPair = TEST_ROOT_KEY, rootSerial = TEST_ROOT_SERIAL): Uint8Array {
+export function makeCertChain(serverStaticPublic: Uint8Array, options: CertChainOptions = {}): Uint8Array {
+  const { root = TEST_ROOT_KEY, rootSerial = TEST_ROOT_SERIAL, tamper } = options;
   const intermediateKey = Curve.generateKeyPair();
   const now = Math.floor(Date.now() / 1000);
   const intermediateDetails = proto.CertChain.NoiseCertificate.Details.encode({
@@ -45,9 +59,15 @@ export function makeCertChain(serverStaticPublic: Uint8Array, root: KeyPair = TE
     notBefore: now - 3600,
     notAfter: now + 86_400,
   }).finish();
+  const intermediateSignature = Buffer.from(Curve.sign(root.private, intermediateDetails));
+  const leafSignature = Buffer.from(Curve.sign(intermediateKey.private, leafDetails));
+  // Byte 0 is part of R (the signature's first half): any change there makes it a wrong signature
+  // that is still well-formed (64 bytes), which is what rc14's Curve.verify let through.
+  if (tamper === 'leaf-signature') leafSignature[0]! ^= 1;
+  if (tamper === 'intermediate-signature') intermediateSignature[0]! ^= 1;
   return proto.CertChain.encode({
-    intermediate: { details: intermediateDetails, signature: Curve.sign(root.private, intermediateDetails) },
-    leaf: { details: leafDetails, signature: Curve.sign(intermediateKey.private, leafDetails) },
+    intermediate: { details: intermediateDetails, signature: intermediateSignature },
+    leaf: { details: leafDetails, signature: leafSignature },
   }).finish();
 }
 
@@ -55,10 +75,11 @@ const requireCjs = createRequire(import.meta.url);
 const libsignalCurve = requireCjs('libsignal/src/curve.js') as { verifySignature(pubKey: Uint8Array, msg: Uint8Array, sig: Uint8Array): boolean };
 
 /**
- * A sound XEdDSA signature check. Baileys 7.0.0-rc14's `Curve.verify` is not one: it returns true
- * unless libsignal's verifySignature throws, but that only throws on malformed input and returns
- * false for a wrong signature, so any well-formed signature passes. The double checks Baileys'
- * signatures with this instead.
+ * A sound XEdDSA signature check, the double's own. Baileys 7.0.0-rc14's `Curve.verify` is not one:
+ * it returns true unless libsignal's verifySignature throws, but that only throws on malformed
+ * input and returns false for a wrong signature, so any well-formed signature passes. The gateway
+ * replaces it (src/connection/baileys/curve-verify.ts); the double checks Baileys' signatures with
+ * this, which does not depend on that.
  */
 export function verifySignature(publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): boolean {
   try {

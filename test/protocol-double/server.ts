@@ -15,7 +15,7 @@ import {
 } from '@whiskeysockets/baileys';
 import { accountAppState, addressBook, bootstrapHistory, GROUP_MEMBERS, pushNameHistory, recentHistory, resolveAccountData, type AccountDataOption, type AccountDataSpec, type BookEntry, type GroupRef } from './account-data.js';
 import { COLLECTIONS, newAppStateKey, type AppStateKey, type CollectionName, type CollectionState } from './app-state.js';
-import { makeCertChain } from './cert.js';
+import { makeCertChain, type CertChainOptions } from './cert.js';
 import { Contact, newStanzaId, SignalDevice, type Bundle, type ChatState, type ContactOptions, type ContactWire } from './contact.js';
 import { Group, type GroupOptions } from './group.js';
 import { encryptMedia, MediaHost } from './media.js';
@@ -79,6 +79,8 @@ export interface ProtocolDoubleOptions {
    * benchmark of a thousand sessions turns it off: the double would hold every keepalive forever.
    */
   recordStanzas?: boolean;
+  /** How the certificate chain is made (default: sound, signed by the test root). See cert.ts. */
+  certChain?: CertChainOptions;
 }
 
 /** What the double made of a problem it saw (a stanza it could not decrypt, a nack from Baileys, …). */
@@ -218,7 +220,7 @@ export class ProtocolDouble implements ContactWire {
     this.initialSync = options.initialSync ?? true;
     this.accountData = resolveAccountData(options.accountData);
     this.defaultPhone = options.phone ?? '15550000001';
-    this.certChain = makeCertChain(this.staticKey.public);
+    this.certChain = makeCertChain(this.staticKey.public, options.certChain);
     const debug = process.env.PROTOCOL_DOUBLE_DEBUG === '1' ? (line: string) => console.error(`[double] ${line}`) : () => undefined;
     this.log = options.log ?? debug;
     this.logging = options.log !== undefined || process.env.PROTOCOL_DOUBLE_DEBUG === '1';

@@ -18,13 +18,14 @@ import { isPaired } from '../../storage/files/auth-files.js';
 import { CLOSE_CODES, decideOnClose } from './reconnect.js';
 import { RecentQuotables, RecentSends } from './recent-sends.js';
 import { withSharedTransactionStorage } from './shared-async-storage.js';
-import { memoizeCurveVerify } from './verify-cache.js';
+import { installCurveVerify } from './curve-verify.js';
 import { Waiters } from './waiters.js';
 
 export type { BaileysOptions, BaileysSettings, MakeSocket, SocketLike } from './options.js';
 
-// Every login checks the same server certificate chain: remembered after the first (see verify-cache.ts).
-memoizeCurveVerify();
+// Baileys' signature check accepts anything (rc14): the server's certificate chain is checked soundly
+// instead, and remembered once accepted (see curve-verify.ts).
+installCurveVerify();
 
 /** Bound on waiting for a socket to finish closing, so shutdown cannot hang on a dead network. */
 const END_WAIT_MS = 10_000;

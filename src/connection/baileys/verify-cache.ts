@@ -1,34 +1,33 @@
 import { createHash } from 'node:crypto';
-import { Curve } from '@whiskeysockets/baileys';
 import { BoundedMap } from './lru.js';
 
-let installed = false;
+/** A signature check: Baileys' `Curve.verify` shape (key, signed bytes, signature). */
+export type VerifySignature = (publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array) => boolean;
 
 /**
- * Remembers the results of Baileys' `Curve.verify` (lib/Utils/crypto.js) for the exact inputs it
- * has seen. Baileys checks the server's Noise certificate chain at every login
- * (`processHandshake`, lib/Utils/noise-handler.js): two signatures, each checked in pure
- * JavaScript (libsignal's curve25519), about 6 ms of CPU apiece, for a chain that is the same for
- * every connection to a server. Measured on a thousand sessions logging in after a restart, that was
- * a quarter of the daemon's CPU. A signature check is a pure function of its inputs, so answering a
- * repeat from memory changes nothing but the time; inputs never seen (pairing, another server's
- * chain) are checked as before. Installed once per process; bounded.
+ * Remembers which exact inputs `verify` accepted. Baileys checks the server's Noise certificate
+ * chain at every login (`processHandshake`, lib/Utils/noise-handler.js): two signatures, each
+ * checked in pure JavaScript (libsignal's curve25519), 6 to 10 ms of CPU apiece, for a chain that is
+ * the same for every connection to a server. Measured on a thousand sessions logging in after a
+ * restart, that was a quarter of the daemon's CPU. A signature check is a pure function of its
+ * inputs, so answering a repeat from memory changes nothing but the time.
+ *
+ * Only acceptances are remembered: a refusal is checked again each time, so nothing a server sends
+ * can make the cache answer anything but what `verify` itself once answered true for the same key,
+ * bytes and signature. Bounded: least recently used inputs are forgotten beyond `capacity`.
  */
-export function memoizeCurveVerify(capacity = 256): void {
-  if (installed) return;
-  installed = true;
-  const verify = Curve.verify;
-  const results = new BoundedMap<string, boolean>(capacity);
-  Curve.verify = (pubKey, message, signature) => {
+export function memoizeVerify(verify: VerifySignature, capacity = 256): VerifySignature {
+  const accepted = new BoundedMap<string, true>(capacity);
+  return (publicKey, message, signature) => {
+    // Lengths first, so that no two different (key, message, signature) triples hash the same bytes.
     const lengths = Buffer.alloc(12);
-    lengths.writeUInt32BE(pubKey.length, 0);
+    lengths.writeUInt32BE(publicKey.length, 0);
     lengths.writeUInt32BE(message.length, 4);
     lengths.writeUInt32BE(signature.length, 8);
-    const key = createHash('sha256').update(lengths).update(pubKey).update(message).update(signature).digest('base64');
-    const known = results.get(key);
-    if (known !== undefined) return known;
-    const ok = verify(pubKey, message, signature);
-    results.set(key, ok);
+    const key = createHash('sha256').update(lengths).update(publicKey).update(message).update(signature).digest('base64');
+    if (accepted.get(key)) return true;
+    const ok = verify(publicKey, message, signature);
+    if (ok) accepted.set(key, true);
     return ok;
   };
 }
