@@ -191,12 +191,12 @@ export function instanceRoutes(core: Core, lifecycle: InstanceLifecycle): RouteD
       path: '/api/instances/:id/credits',
       auth: 'admin',
       operationId: 'addCredits',
-      summary: 'Add credits to an instance',
+      summary: 'Add credits to an instance, or refund them (a negative add)',
       tags: ['provisioning'],
       body: CreditsInput,
       example: { add: 100 },
       response: { description: 'The instance after the change.', schema: InstanceBody },
-      errors: ['NOT_FOUND', 'MISSING_FIELD', 'INVALID_FIELD'],
+      errors: ['NOT_FOUND', 'MISSING_FIELD', 'INVALID_FIELD', 'INSUFFICIENT_CREDITS', 'STORAGE_UNAVAILABLE'],
       async handle({ params, body }) {
         await lifecycle.addCredits(params.id!, body.add);
         return view(core.instances.require(params.id!));

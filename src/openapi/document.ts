@@ -47,7 +47,7 @@ const STATUS_TEXT: Record<number, string> = {
   413: 'Body too large.',
   415: 'Wrong Content-Type.',
   429: 'Too many requests; see Retry-After.',
-  500: 'An unexpected failure; details are in the daemon log, never in the body.',
+  500: 'An unexpected failure (INTERNAL: details are in the daemon log, never in the body); SENT_NOT_RECORDED: the message was sent (see messageId), do not send it again.',
   503: 'Not available now.',
 };
 
@@ -60,7 +60,8 @@ function errorResponses(codes: readonly ErrorCode[]): Json {
   }
   const out: Json = {};
   for (const [status, list] of [...byStatus].sort((a, b) => a[0] - b[0])) {
-    const shown = status >= 500 && status !== 503 ? ['INTERNAL'] : list;
+    // A 5xx not written for clients is answered as INTERNAL; the ones written for them keep their code.
+    const shown = status >= 500 && status !== 503 ? ['INTERNAL', ...list.filter((c) => c !== 'INTERNAL' && ERROR_TABLE[c].expose)] : list;
     out[String(status)] = {
       description: `${STATUS_TEXT[status] ?? 'Error.'} Codes: ${shown.join(', ')}.`,
       ...(status === 429 ? { headers: { 'Retry-After': { $ref: '#/components/headers/Retry-After' } } } : {}),
@@ -79,7 +80,7 @@ function errorResponses(codes: readonly ErrorCode[]): Json {
                 type: 'object',
                 additionalProperties: false,
                 required: ['code', 'message'],
-                properties: { code: { type: 'string', enum: shown }, message: { type: 'string' }, node: { type: 'string', description: 'The flow node at fault (flow validation errors).' } },
+                properties: { code: { type: 'string', enum: shown }, message: { type: 'string' }, node: { type: 'string', description: 'The flow node at fault (flow validation errors).' }, messageId: { type: 'string', description: 'The message that was sent (SENT_NOT_RECORDED).' } },
               },
             },
           },

@@ -117,7 +117,14 @@ export const InstanceListBody = closed({
   nextCursor: Type.Union([Type.String(), Type.Null()]),
 });
 
-export const CreditsInput = closed({ add: Type.Integer({ minimum: 1, maximum: MAX_CREDITS }) });
+export const CreditsInput = closed({
+  add: Type.Integer({
+    minimum: -MAX_CREDITS,
+    maximum: MAX_CREDITS,
+    not: { const: 0 },
+    description: 'Credits to add; a negative number refunds them (down to the credits no send holds: 409 INSUFFICIENT_CREDITS below that).',
+  }),
+});
 export const PremiumInput = closed({ days: Type.Integer({ minimum: 1, maximum: MAX_PREMIUM_DAYS }) });
 export const PairingCodeInput = closed({ phone: Phone });
 

@@ -8,7 +8,7 @@ import { mentionJids, recipient } from './address.js';
 import { detectMedia } from './media-type.js';
 import { withUpload } from './upload.js';
 
-const SEND_ERRORS = ['MISSING_FIELD', 'INVALID_FIELD', 'INVALID_PHONE', 'PREMIUM_REQUIRED', 'QUOTA_EXHAUSTED', 'CONNECTION_NOT_READY', 'STORAGE_UNAVAILABLE', 'RATE_LIMITED'] as const;
+const SEND_ERRORS = ['MISSING_FIELD', 'INVALID_FIELD', 'INVALID_PHONE', 'PREMIUM_REQUIRED', 'QUOTA_EXHAUSTED', 'CONNECTION_NOT_READY', 'STORAGE_UNAVAILABLE', 'SENT_NOT_RECORDED', 'RATE_LIMITED'] as const;
 
 /** Sending text and media; each costs one credit on a non-premium instance. */
 export function sendingRoutes(core: Core): RouteDef[] {

@@ -4,7 +4,7 @@ import type { Outgoing, OutgoingDraft } from '../connection/types.js';
 import { newMessageId } from '../domain/ids.js';
 import type { MessageHub } from '../messages/hub.js';
 import type { Clock } from '../domain/clock.js';
-import { GatewayError } from '../domain/errors.js';
+import { GatewayError, errorMessage } from '../domain/errors.js';
 import type { MetricsSink } from '../metrics/sink.js';
 import type { CreditHold, CreditRepository } from '../storage/ports/credits.js';
 import { isPremium, requiresPremium } from '../plans/rules.js';
@@ -114,7 +114,11 @@ export class SendService {
       // status that cannot be stored (a full disk) must not turn a message that left into an
       // error the client would retry; it stays `pending` until a receipt moves it on.
       const [balanceAfter] = await Promise.all([
-        settled?.commit(),
+        settled?.commit().catch((err: unknown) => {
+          // The message left: answering STORAGE_UNAVAILABLE ("nothing was sent") would make the
+          // client send it again. Its debit stays queued and is written once the disk takes it.
+          throw new GatewayError('SENT_NOT_RECORDED', `the message was sent (messageId ${messageId}) but its debit could not be stored yet (${errorMessage(err)}); do not send it again`, { cause: err, detail: { messageId } });
+        }),
         hub.settled(instanceId, messageId, 'sent').catch((err: unknown) => this.deps.logger.warn({ instanceId, messageId, err }, 'the sent status of a message could not be stored')),
       ]);
       if (balanceAfter === undefined) return { messageId, quotaRemaining: 'unlimited' };

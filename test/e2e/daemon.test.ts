@@ -11,7 +11,7 @@ test('start on a fresh data dir initialises itself, prints the secret once and s
   t.regex(d.stderr(), /Server secret \(X-API-Secret\), shown once/);
   const secret = /\n {2}(gw_secret_\S+)\n/.exec(d.stderr())?.[1];
   t.truthy(secret);
-  const created = await request(d.url, 'POST', '/api/instances/create', { secret: secret!, json: { sandbox: true } });
+  const created = await request(d.url, 'POST', '/api/instances/create', { secret: secret!, json: { sandbox: true, premiumDays: 30 } });
   t.is(created.status, 201);
   d.kill('SIGTERM');
   t.is(await d.exited, 0);
@@ -85,7 +85,7 @@ test('SIGTERM drains an in-flight request before exiting 0', async (t) => {
   const dir = join(await tempDir(), 'data');
   const init = JSON.parse((await runCli(['init', '--yes', '--json'], { dataDir: dir })).stdout);
   const d = await startChildDaemon(dir);
-  const inst = await request(d.url, 'POST', '/api/instances/create', { secret: init.serverSecret, json: { sandbox: true } });
+  const inst = await request(d.url, 'POST', '/api/instances/create', { secret: init.serverSecret, json: { sandbox: true, premiumDays: 30 } });
   await request(d.url, 'POST', `/api/${inst.body.instanceId}/sandbox/scan`, { key: inst.body.apiKey });
   // A multipart upload that is still streaming when SIGTERM arrives.
   const boundary = 'XBOUNDARY';

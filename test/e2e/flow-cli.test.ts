@@ -29,7 +29,7 @@ async function setup(): Promise<Setup> {
   const secret = await prepareDataDir(dataDir, { webhooks: { allowPrivateTargets: true } });
   const d = await startTestDaemon({ dataDir });
   const plugin = d.flows;
-  const created = await d.request('POST', '/api/instances/create', { secret, json: { sandbox: true } });
+  const created = await d.request('POST', '/api/instances/create', { secret, json: { sandbox: true, premiumDays: 30 } });
   const id = created.body.instanceId as string;
   const key = created.body.apiKey as string;
   await d.request('POST', `/api/${id}/sandbox/scan`, { key });

@@ -43,7 +43,7 @@ test('one JSON line per request with request id, instance id and status; no keys
   const d = await startChildDaemon(dir);
   try {
     const webhookSecret = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
-    const created = await request(d.url, 'POST', '/api/instances/create', { secret, json: { sandbox: true, webhookUrl: 'http://127.0.0.1:9/hook', webhookSecret } });
+    const created = await request(d.url, 'POST', '/api/instances/create', { secret, json: { sandbox: true, premiumDays: 30, webhookUrl: 'http://127.0.0.1:9/hook', webhookSecret } });
     t.is(created.status, 201);
     const id = created.body.instanceId as string;
     const key = created.body.apiKey as string;
@@ -96,7 +96,7 @@ test('the production daemon serves /metrics to loopback and /openapi.json; SIGTE
   const d = await startChildDaemon(dir);
   let exited = false;
   try {
-    const created = await request(d.url, 'POST', '/api/instances/create', { secret, json: { sandbox: true } });
+    const created = await request(d.url, 'POST', '/api/instances/create', { secret, json: { sandbox: true, premiumDays: 30 } });
     const id = created.body.instanceId as string;
     const key = created.body.apiKey as string;
     await request(d.url, 'POST', `/api/${id}/sandbox/scan`, { key });

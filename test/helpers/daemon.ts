@@ -132,7 +132,10 @@ export async function startTestDaemon(options: TestDaemonOptions = {}): Promise<
     request: req,
     createInstance,
     connectedSandbox: async (body = {}) => {
-      const inst = await createInstance({ sandbox: true, ...body });
+      // A sandbox never takes the owner's trial (contract part 3): one to send with is premium
+      // unless the test gives it credits or days of its own.
+      const plan = 'credits' in body || 'premiumDays' in body ? {} : { premiumDays: 30 };
+      const inst = await createInstance({ sandbox: true, ...plan, ...body });
       const scan = await req('POST', `/api/${inst.id}/sandbox/scan`, { key: inst.key });
       if (scan.status !== 200) throw new Error(`scan failed: ${scan.status}`);
       return { id: inst.id, key: inst.key };

@@ -55,7 +55,7 @@ test('404 for unknown routes, 409 without a QR (sandbox routes of a WhatsApp ins
 
 test('checks run in order: 401 before 400, 400 before 403, 403 before 503', async (t) => {
   await withDaemon(async (d) => {
-    const poor = await d.createInstance({ sandbox: true, owner: 'poor-owner-1' }); // trial
+    const poor = await d.createInstance({ sandbox: true, owner: 'poor-owner-1', premiumDays: 30 }); // premium
     const broke = await d.createInstance({ sandbox: true, owner: 'poor-owner-1' }); // no trial, no credits
     // 401 wins over bad input
     expectError(t, await d.request('POST', `/api/${broke.id}/send`, { key: 'wrong', json: { phone: 'bad' } }), 401, 'UNAUTHORIZED');

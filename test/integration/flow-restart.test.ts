@@ -20,7 +20,7 @@ test('a conversation and an open handover survive a daemon restart', async (t) =
   try {
     const secret = await prepareDataDir(dataDir, { webhooks: { allowPrivateTargets: true } });
     let { d, plugin } = await boot(dataDir);
-    const created = await d.request('POST', '/api/instances/create', { secret, json: { sandbox: true } });
+    const created = await d.request('POST', '/api/instances/create', { secret, json: { sandbox: true, premiumDays: 30 } });
     const id = created.body.instanceId as string;
     const key = created.body.apiKey as string;
     try {

@@ -32,7 +32,7 @@ async function readEvents(url: string, key: string, until: (events: Array<{ even
 test('events stream what happens from now on: status, messages, message statuses', async (t) => {
   const d = await startTestDaemon({ config: { events: { maxClientsPerInstance: 2 } } });
   try {
-    const inst = await d.createInstance({ sandbox: true });
+    const inst = await d.createInstance({ sandbox: true, premiumDays: 30 });
     const url = `${d.url}/api/${inst.id}/events`;
     const got = readEvents(url, inst.key, (e) => e.some((x) => x.event === 'message.status'));
     await new Promise((r) => setTimeout(r, 100));

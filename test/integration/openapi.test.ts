@@ -87,7 +87,7 @@ test('the document is OpenAPI 3.1: unique operation ids, declared path parameter
 test('every documented operation is routed (none answers "no route")', async (t) => {
   const { d, doc } = await served();
   try {
-    const inst = await d.createInstance({ sandbox: true });
+    const inst = await d.createInstance({ sandbox: true, premiumDays: 30 });
     for (const { path, method } of operations(doc)) {
       if (path.startsWith('/control/')) continue; // control routes answer only on the control socket
       const url = path.replace('{id}', inst.id).replace('{messageId}', '3EB0000000000000000001').replace('{chatId}', '15551234567@s.whatsapp.net').replace('{deliveryId}', 'msg_none');
@@ -164,7 +164,7 @@ test('real answers match the documented response schemas', async (t) => {
   };
   try {
     expectShape(await d.request('GET', '/healthz'), '/healthz', 'GET', 200);
-    const created = await d.request('POST', '/api/instances/create', { secret: d.secret, json: { sandbox: true, name: 'docs', webhookUrl: 'http://127.0.0.1:9/hook', webhookSecret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' } });
+    const created = await d.request('POST', '/api/instances/create', { secret: d.secret, json: { sandbox: true, premiumDays: 30, name: 'docs', webhookUrl: 'http://127.0.0.1:9/hook', webhookSecret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' } });
     expectShape(created, '/api/instances/create', 'POST', 201);
     const id = created.body.instanceId as string;
     const key = created.body.apiKey as string;

@@ -5,7 +5,7 @@ import { startTestDaemon, waitFor } from '../helpers/daemon.js';
 test('a sandbox instance walks every status: initializing, qr_code_generated, connected, disconnected, connected', async (t) => {
   const d = await startTestDaemon();
   try {
-    const { id, key, body } = await d.createInstance({ sandbox: true });
+    const { id, key, body } = await d.createInstance({ sandbox: true, premiumDays: 30 });
     t.is(body.status, 'initializing');
     const status = async () => (await d.request('GET', `/api/${id}/status`, { key })).body.status as string;
     const started = Date.now();
@@ -74,7 +74,7 @@ test('sandbox routes are 404 for a WhatsApp instance; a failed send there costs 
   const fake = fakeFactory();
   const d = await startTestDaemon({ whatsapp: fake.factory });
   try {
-    await d.createInstance({ sandbox: true, owner: 'x' });
+    await d.createInstance({ sandbox: false, owner: 'x' }); // takes the owner's trial
     const { id, key } = await d.createInstance({ sandbox: false, owner: 'x', credits: 1 });
     for (const [method, path] of [['POST', 'scan'], ['POST', 'disconnect'], ['GET', 'sent']] as const) {
       const res = await d.request(method, `/api/${id}/sandbox/${path}`, { key });

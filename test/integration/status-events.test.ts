@@ -12,7 +12,7 @@ test('instance.status follows the connection and the plan: requires_premium and 
   const receiver = await startReceiver();
   const d = await startTestDaemon({ clock, timers });
   try {
-    const inst = await d.createInstance({ sandbox: true });
+    const inst = await d.createInstance({ sandbox: true, premiumDays: 30 });
     await setWebhook(d, inst, receiver.url, { events: ['instance.status'] });
     await waitFor(async () => {
       timers.advance(100);
