@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:net';
 import { chmod, mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import test from 'ava';
+import { readdirSync } from 'node:fs';
 import { loadConfig, saveConfig } from '../../src/config/load.js';
 import { compareVersions } from '../../src/doctor/node-version.js';
 import { runDoctor, formatReport, type DoctorReport } from '../../src/doctor/index.js';
@@ -124,6 +125,21 @@ test('a corrupt credits file is named', async (t) => {
   const store = check(await runDoctor(dir), 'store');
   t.is(store.status, 'fail');
   t.deepEqual(store.files, [file]);
+});
+
+// Guards issue 21 item 8: a credit journal emptied while stopped is corruption, not a balance of 0.
+test('an emptied credit journal is named (it lost its head), and the daemon refuses to start on it', async (t) => {
+  const dir = await goodDir();
+  const name = readdirSync(join(dir, 'credits')).find((n) => n.endsWith('.jsonl'))!;
+  t.truthy(name, 'the healthy dir has a credit journal');
+  const file = join(dir, 'credits', name);
+  await writeFile(file, '', { mode: 0o600 });
+  const store = check(await runDoctor(dir), 'store');
+  t.is(store.status, 'fail');
+  t.deepEqual(store.files, [file]);
+  t.regex(store.message, /empty/);
+  const err = await t.throwsAsync(startTestDaemon({ dataDir: dir }));
+  t.regex(err?.message ?? '', /empty/);
 });
 
 test('an unparsable auxiliary file is a warning, not a failure', async (t) => {
