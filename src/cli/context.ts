@@ -18,6 +18,13 @@ export function output(json: boolean, data: unknown, human: string): void {
   process.stdout.write(json ? `${JSON.stringify(data, null, 2)}\n` : `${human}\n`);
 }
 
+/** `output`, resolving once the text left this process (a credential shown once must really be shown). */
+export function outputFlushed(json: boolean, data: unknown, human: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    process.stdout.write(json ? `${JSON.stringify(data, null, 2)}\n` : `${human}\n`, (err) => (err ? reject(err) : resolve()));
+  });
+}
+
 function whole(value: string, max: number): number {
   if (!/^\d+$/.test(value) || Number(value) > max) throw new InvalidArgumentError(`expected a whole number from 0 to ${max}`);
   return Number(value);

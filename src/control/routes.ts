@@ -30,11 +30,24 @@ export function controlRoutes(core: Core): RouteDef[] {
       path: '/control/server-secret',
       auth: 'control',
       operationId: 'rotateServerSecret',
-      summary: 'A new server secret (`gateway init --force`); the old one stops at once',
+      summary: 'A new server secret (`gateway init --force`); the old one stops once the CLI showed it',
       tags: ['control'],
       response: { description: 'The new secret, shown once.', schema: closed({ serverSecret: Type.String() }) },
       async handle() {
         return { serverSecret: await core.serverSecret.rotate() };
+      },
+    }),
+    defineRoute({
+      method: 'POST',
+      path: '/control/server-secret/shown',
+      auth: 'control',
+      operationId: 'serverSecretShown',
+      summary: 'The CLI printed the new server secret: the one it replaced stops now',
+      tags: ['control'],
+      response: { description: 'Done.', schema: closed({ success: Type.Literal(true) }) },
+      async handle() {
+        await core.serverSecret.shown();
+        return { success: true as const };
       },
     }),
     defineRoute({

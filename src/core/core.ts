@@ -1,5 +1,8 @@
 import type { Logger } from 'pino';
 import type { GatewayConfig } from '../config/schema.js';
+import type { ServerSecret } from '../config/server-secret.js';
+
+export type { ServerSecret };
 import type { ConnectionManager } from '../connection/manager.js';
 import type { Clock } from '../domain/clock.js';
 import type { Timers } from '../domain/timers.js';
@@ -19,13 +22,6 @@ import type { StorePaths } from '../storage/files/paths.js';
  * working on the data dir while no daemon runs (nothing is started unless a command asks).
  */
 export type DaemonMode = 'daemon' | 'offline';
-
-/** The server secret's hash: read per request, replaced by `gateway init --force` at run time. */
-export interface ServerSecret {
-  hash(): string | null;
-  /** Generates a new secret, stores its hash in config.json, and returns it (shown once). */
-  rotate(): Promise<string>;
-}
 
 /**
  * The core parts every feature is built from. Features read them and call their methods; they

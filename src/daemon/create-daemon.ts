@@ -1,6 +1,5 @@
 import type Koa from 'koa';
 import type { Logger } from 'pino';
-import { loadConfig, saveConfig } from '../config/load.js';
 import type { GatewayConfig } from '../config/schema.js';
 import type { BaileysOptions } from '../connection/baileys/options.js';
 import { ConnectionManager } from '../connection/manager.js';
@@ -8,7 +7,8 @@ import { SandboxConnection } from '../connection/sandbox.js';
 import { sandboxRoutes } from '../connection/sandbox-routes.js';
 import type { ConnectionFactory, ConnectionHooks } from '../connection/types.js';
 import { controlRoutes } from '../control/routes.js';
-import type { Core, DaemonMode, ServerSecret } from '../core/core.js';
+import type { Core, DaemonMode } from '../core/core.js';
+import { configServerSecret } from '../config/server-secret.js';
 import type { Feature } from '../core/feature.js';
 import { systemClock, type Clock } from '../domain/clock.js';
 import { MessageHub } from '../messages/hub.js';
@@ -36,7 +36,6 @@ import { SendService } from '../sending/send-service.js';
 import { storePaths } from '../storage/files/paths.js';
 import { openFileStorage } from '../storage/files/index.js';
 import type { Storage } from '../storage/storage.js';
-import { generateServerSecret, hashSecret } from '../domain/secrets.js';
 import { webhooksFeature, type WebhookSeams } from '../webhooks/feature.js';
 import type { WebhookDeliverer } from '../webhooks/deliverer.js';
 
@@ -74,21 +73,6 @@ export interface Daemon {
   /** Ends the long-lived answers (live events) so HTTP can drain. */
   closeStreams(): void;
   stop(): Promise<void>;
-}
-
-function serverSecret(dataDir: string, initial: string | null): ServerSecret {
-  let hash = initial;
-  return {
-    hash: () => hash,
-    async rotate() {
-      const secret = generateServerSecret();
-      // Re-read the file: every other setting stays as the operator left it.
-      const config = loadConfig(dataDir);
-      await saveConfig(dataDir, { ...config, serverSecretHash: hashSecret(secret) });
-      hash = hashSecret(secret);
-      return secret;
-    },
-  };
 }
 
 /**
@@ -146,7 +130,7 @@ export async function createDaemon(parts: DaemonParts): Promise<Daemon> {
     dataDir,
     paths,
     config,
-    serverSecret: serverSecret(dataDir, config.serverSecretHash),
+    serverSecret: configServerSecret(dataDir, { hash: config.serverSecretHash, retiring: config.retiringServerSecretHash ?? null }),
     clock,
     timers,
     logger,
@@ -194,7 +178,20 @@ export async function createDaemon(parts: DaemonParts): Promise<Daemon> {
   const sessions = parts.sessions ?? panel?.sessions;
   const app = createApp({
     routes,
-    auth: { instances, serverSecretHash: () => core.serverSecret.hash(), limiter, ...(sessions ? { sessions } : {}) },
+    auth: {
+      instances,
+      serverSecretHash: () => core.serverSecret.hash(),
+      retiringSecretHash: () => core.serverSecret.retiringHash(),
+      keyRetired: (id, hash) => lifecycle.isRetired(id, hash),
+      // A retirement that cannot be stored now (a full disk) does not fail the request: the old
+      // credential then works a while longer, and the next use tries again.
+      credentialUsed: (who) =>
+        (who.kind === 'server-secret' ? core.serverSecret.shown() : lifecycle.keyShown(who.instanceId, who.keyHash)).catch((err: unknown) =>
+          logger.error({ err }, 'could not retire a rotated credential'),
+        ),
+      limiter,
+      ...(sessions ? { sessions } : {}),
+    },
     logger,
     metrics,
     ...(panel ? { before: [panel.middleware] } : {}),

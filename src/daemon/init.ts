@@ -27,7 +27,7 @@ export function assertNotInitialised(dataDir: string, force: boolean): void {
  * server secret of which only the hash is stored. With `force` on an initialised dir: a new server
  * secret, and only the settings given as answers change. Returns the secret to show once.
  */
-export async function initialiseDataDir(dataDir: string, answers: InitAnswers, force = false): Promise<{ config: GatewayConfig; serverSecret: string }> {
+export async function initialiseDataDir(dataDir: string, answers: InitAnswers, force = false): Promise<{ config: GatewayConfig; serverSecret: string; shown: () => Promise<void> }> {
   assertNotInitialised(dataDir, force);
   await ensureDir(dataDir);
   await chmod(dataDir, 0o700);
@@ -38,8 +38,16 @@ export async function initialiseDataDir(dataDir: string, answers: InitAnswers, f
     host: answers.host ?? base.host,
     port: answers.port ?? base.port,
     serverSecretHash: hashSecret(serverSecret),
+    // The old secret (init --force) keeps working until the new one was shown: a kill between the
+    // write and the print must not leave the operator with no secret at all.
+    retiringServerSecretHash: base.retiringServerSecretHash ?? base.serverSecretHash,
     webhooks: { ...base.webhooks, allowPrivateTargets: answers.allowPrivateTargets ?? base.webhooks.allowPrivateTargets },
   });
   await saveConfig(dataDir, config);
-  return { config, serverSecret };
+  const shown = async (): Promise<void> => {
+    if (config.retiringServerSecretHash == null) return;
+    const now = loadConfig(dataDir);
+    if (now.serverSecretHash === config.serverSecretHash) await saveConfig(dataDir, { ...now, retiringServerSecretHash: null });
+  };
+  return { config, serverSecret, shown };
 }

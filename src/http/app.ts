@@ -54,6 +54,7 @@ function handlerOf(def: RouteDef, deps: AppDeps): Middleware {
   return async (ctx: Context) => {
     const who = authenticate(ctx, def.auth, deps.auth);
     if (who.instance) (ctx.state as { instanceId?: string }).instanceId = who.instance.id;
+    if (who.retiring) await who.retiring;
     let body: unknown;
     if (def.body) {
       await readJsonBody(ctx);

@@ -47,6 +47,15 @@ export interface AuthDeps {
   instances: { get(id: string): InstanceRecord | undefined };
   /** Read per request: `gateway init --force` replaces it in a running daemon. */
   serverSecretHash(): string | null;
+  /** The secret a rotation replaced, accepted until the new one was shown (see afterDelivery). */
+  retiringSecretHash?(): string | null;
+  /** A rotated-out key whose retirement is being stored: refuse it already. */
+  keyRetired?(instanceId: string, keyHash: string): boolean;
+  /**
+   * A rotated credential was used: the one it replaced stops now. The request waits for it (once
+   * per rotation), so the holder never goes on while the store could still roll back to the old.
+   */
+  credentialUsed?(who: { kind: 'server-secret' } | { kind: 'instance-key'; instanceId: string; keyHash: string }): Promise<void>;
   limiter: AuthFailureLimiter;
   sessions?: SessionResolver;
 }
@@ -54,6 +63,8 @@ export interface AuthDeps {
 export interface Authenticated {
   principal: Principal;
   instance?: InstanceRecord;
+  /** The retirement of a rotated-out credential this request triggered (await before answering). */
+  retiring?: Promise<void>;
 }
 
 function header(ctx: Context, name: string): string | undefined {
@@ -82,7 +93,13 @@ export function authenticate(ctx: Context, auth: RouteAuth, deps: AuthDeps): Aut
   if (auth === 'admin') {
     if (control) return { principal: { kind: 'control' } };
     if (session?.kind === 'session' && session.role === 'admin') return { principal: session };
-    if (verifySecret(header(ctx, 'x-api-secret'), deps.serverSecretHash())) return { principal: { kind: 'server-secret' } };
+    const secret = header(ctx, 'x-api-secret');
+    const retiring = deps.retiringSecretHash?.() ?? null;
+    if (verifySecret(secret, deps.serverSecretHash())) {
+      const done = retiring !== null ? deps.credentialUsed?.({ kind: 'server-secret' }) : undefined;
+      return { principal: { kind: 'server-secret' }, ...(done ? { retiring: done } : {}) };
+    }
+    if (retiring !== null && verifySecret(secret, retiring)) return { principal: { kind: 'server-secret' } };
     return unauthorized(ctx, deps, 'missing or invalid X-API-Secret');
   }
   // auth === 'instance'
@@ -102,9 +119,16 @@ export function authenticate(ctx: Context, auth: RouteAuth, deps: AuthDeps): Aut
   if (record && known !== undefined && known.keyHash === record.keyHash && sameKey(known.key, key)) {
     return { principal: { kind: 'instance-key', instanceId: record.id }, instance: record };
   }
-  if (!verifySecret(key, record?.keyHash) || !record) {
-    return unauthorized(ctx, deps, 'missing or invalid X-API-Key for this instance');
+  if (record && verifySecret(key, record.keyHash)) {
+    // The first use of a rotated key retires the one it replaced (if its answer never arrived).
+    const done = record.retiringKeyHash !== undefined ? deps.credentialUsed?.({ kind: 'instance-key', instanceId: record.id, keyHash: record.keyHash }) : undefined;
+    verifiedOn.set(socket, { key: key!, keyHash: record.keyHash });
+    return { principal: { kind: 'instance-key', instanceId: record.id }, instance: record, ...(done ? { retiring: done } : {}) };
   }
-  verifiedOn.set(socket, { key: key!, keyHash: record.keyHash });
-  return { principal: { kind: 'instance-key', instanceId: record.id }, instance: record };
+  // A rotation not yet known to have reached the holder: the old key still works (not cached, so
+  // it stops at the first request after the rotation is confirmed).
+  if (record?.retiringKeyHash !== undefined && !deps.keyRetired?.(record.id, record.retiringKeyHash) && verifySecret(key, record.retiringKeyHash)) {
+    return { principal: { kind: 'instance-key', instanceId: record.id }, instance: record };
+  }
+  return unauthorized(ctx, deps, 'missing or invalid X-API-Key for this instance');
 }

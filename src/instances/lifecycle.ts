@@ -58,12 +58,44 @@ export class InstanceLifecycle {
     return record;
   }
 
-  async rotateKey(id: string): Promise<string> {
+  /**
+   * A new API key. The old one keeps working only until `shown()` (the answer carrying the new key
+   * was delivered, or the new key was used): a crash in between leaves both working, never none.
+   */
+  async rotateKey(id: string): Promise<{ apiKey: string; shown: () => Promise<void> }> {
     const apiKey = generateApiKey();
+    const keyHash = hashSecret(apiKey);
     await this.core.instances.modify(id, (r) => {
-      r.keyHash = hashSecret(apiKey);
+      // The key kept is the last one known to have been shown: after an earlier rotation that was
+      // never confirmed, that is still the one it replaced (its new key may never have arrived).
+      r.retiringKeyHash = r.retiringKeyHash ?? r.keyHash;
+      r.keyHash = keyHash;
     });
-    return apiKey;
+    return { apiKey, shown: () => this.keyShown(id, keyHash) };
+  }
+
+  /** The key with this hash reached its holder: the one it replaced stops working now. */
+  async keyShown(id: string, keyHash: string): Promise<void> {
+    const record = this.core.instances.get(id);
+    if (record?.keyHash !== keyHash || record.retiringKeyHash === undefined) return;
+    // Refused from this moment; stored behind (the answer may already be with its holder).
+    const old = record.retiringKeyHash;
+    this.retired.set(id, old);
+    try {
+      await this.core.instances.modify(id, (r) => {
+        if (r.keyHash === keyHash) delete r.retiringKeyHash;
+      });
+    } finally {
+      if (this.retired.get(id) === old) this.retired.delete(id);
+    }
+  }
+
+  /** Rotated-out keys whose retirement is being stored: refused already. */
+  private readonly retired = new Map<string, string>();
+
+  /** Whether the instance's retiring key was retired a moment ago (its record not yet rewritten). */
+  isRetired(id: string, keyHash: string): boolean {
+    return this.retired.get(id) === keyHash;
   }
 
   async setWebhook(id: string, webhook: WebhookSettings | null): Promise<InstanceRecord> {

@@ -19,6 +19,9 @@ import {
 import Type from 'typebox';
 import { applyWebhookChange, webhookView } from '../webhooks/settings.js';
 import type { InstanceLifecycle } from './lifecycle.js';
+import type { Context } from 'koa';
+import { afterDelivery } from '../http/after-delivery.js';
+import { hashSecret } from '../domain/secrets.js';
 
 /** An instance as the admin routes and the CLI show it. */
 export function instanceView(core: Core, record: InstanceRecord) {
@@ -72,6 +75,15 @@ const QrBody = closed({
 
 /** Provisioning (server secret) and the instance's own status, QR and lifecycle (instance key). */
 export function instanceRoutes(core: Core, lifecycle: InstanceLifecycle): RouteDef[] {
+  /**
+   * The old key stops once the answer with the new one was delivered. A CLI command without a
+   * daemon is itself the daemon: it retires the old key after printing the new one (control route
+   * below), so a kill between the two never loses both.
+   */
+  const retireWhenDelivered = (koa: Context, shown: () => Promise<void>): void => {
+    if (core.mode !== 'daemon') return;
+    afterDelivery(koa, shown, (err) => core.logger.error({ err }, 'could not retire a rotated key'));
+  };
   const view = (record: InstanceRecord) => ({ success: true as const, ...instanceView(core, record) });
   const connectionOf = (id: string) => {
     const entry = core.manager.get(id);
@@ -180,8 +192,9 @@ export function instanceRoutes(core: Core, lifecycle: InstanceLifecycle): RouteD
       tags: ['provisioning'],
       response: { description: 'The instance and its new key, shown once.', schema: InstanceWithKeyBody },
       errors: ['NOT_FOUND'],
-      async handle({ params }) {
-        const apiKey = await lifecycle.rotateKey(params.id!);
+      async handle({ params, koa }) {
+        const { apiKey, shown } = await lifecycle.rotateKey(params.id!);
+        retireWhenDelivered(koa, shown);
         return { ...view(core.instances.require(params.id!)), apiKey };
       },
     }),
@@ -311,14 +324,31 @@ export function instanceRoutes(core: Core, lifecycle: InstanceLifecycle): RouteD
 
     defineRoute({
       method: 'POST',
+      path: '/control/instances/:id/key-shown',
+      auth: 'control',
+      operationId: 'keyShown',
+      summary: 'The CLI printed a rotated key: the key it replaced stops now',
+      tags: ['control'],
+      body: closed({ apiKey: Type.String({ minLength: 1, maxLength: 200 }) }),
+      response: { description: 'Done.', schema: closed({ success: Type.Literal(true) }) },
+      async handle({ params, body }) {
+        await lifecycle.keyShown(params.id!, hashSecret(body.apiKey));
+        return { success: true as const };
+      },
+    }),
+
+    defineRoute({
+      method: 'POST',
       path: '/api/:id/rotate-key',
       auth: 'instance',
       operationId: 'rotateKey',
       summary: 'Issue a new API key; the old one stops at once',
       tags: ['instance'],
       response: { description: 'The new key, shown once.', schema: InstanceKeyBody },
-      async handle({ instance }) {
-        return { success: true, instanceId: instance.id, apiKey: await lifecycle.rotateKey(instance.id) };
+      async handle({ instance, koa }) {
+        const { apiKey, shown } = await lifecycle.rotateKey(instance.id);
+        retireWhenDelivered(koa, shown);
+        return { success: true, instanceId: instance.id, apiKey };
       },
     }),
   ];

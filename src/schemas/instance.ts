@@ -22,6 +22,12 @@ export const InstanceRecordSchema = closed({
   sandbox: Type.Boolean(),
   /** "sha256:<hex>" of the API key; the key itself is never stored. */
   keyHash: Type.String(),
+  /**
+   * The key a rotation replaced, still accepted until the new one is known to have been shown (its
+   * answer was delivered, or the new key was used): a crash right after the rotation was stored
+   * must not leave the holder with no working key.
+   */
+  retiringKeyHash: Type.Optional(Type.String()),
   createdAt: Type.String(),
   premiumUntil: Type.Union([Type.String(), Type.Null()]),
   webhook: Type.Union([WebhookSettingsSchema, Type.Null()]),

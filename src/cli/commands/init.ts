@@ -5,7 +5,7 @@ import { assertNotInitialised, initialiseDataDir, type InitAnswers } from '../..
 import { GatewayError } from '../../domain/errors.js';
 import { ensureDir } from '../../storage/files/atomic-write.js';
 import { withApi } from '../api.js';
-import { globals, output, parsePort } from '../context.js';
+import { globals, outputFlushed, parsePort } from '../context.js';
 
 interface InitOptions {
   yes?: boolean;
@@ -64,25 +64,29 @@ export function registerInit(program: Command): void {
 
       if (dataDirHolder(dataDir)?.kind === 'daemon') {
         if (Object.keys(answers).length > 0) throw new GatewayError('USAGE', 'the daemon is running: stop it to change host, port or the webhook policy (init --force alone issues a new server secret at once)');
-        const { serverSecret } = (await withApi(dataDir, (api) => api.call('POST', '/control/server-secret'))) as { serverSecret: string };
-        const config = loadConfig(dataDir);
-        output(json, { serverSecret, host: config.host, port: config.port, dataDir }, `New server secret (X-API-Secret, shown once, store it now): ${serverSecret}\nThe running daemon accepts only this one from now on.`);
+        await withApi(dataDir, async (api) => {
+          const { serverSecret } = (await api.call('POST', '/control/server-secret')) as { serverSecret: string };
+          const config = loadConfig(dataDir);
+          await outputFlushed(json, { serverSecret, host: config.host, port: config.port, dataDir }, `New server secret (X-API-Secret, shown once, store it now): ${serverSecret}\nThe running daemon accepts only this one from now on.`);
+          // Shown: only now does the old secret stop (a kill before this leaves both working).
+          await api.call('POST', '/control/server-secret/shown');
+        });
         return;
       }
       if (!opts.yes && !opts.force && interactive()) await ask(answers);
       await ensureDir(dataDir);
       const lock = await lockDataDir(dataDir, 'cli', 30_000);
-      let result;
       try {
-        result = await initialiseDataDir(dataDir, answers, opts.force ?? false);
+        const { config, serverSecret, shown } = await initialiseDataDir(dataDir, answers, opts.force ?? false);
+        await outputFlushed(
+          json,
+          { serverSecret, host: config.host, port: config.port, dataDir },
+          [`Initialised ${dataDir}`, `Listening address: ${config.host}:${config.port}`, '', `Server secret (X-API-Secret, shown once, store it now): ${serverSecret}`].join('\n'),
+        );
+        // Printed: the secret it replaced (init --force) stops now.
+        await shown();
       } finally {
         await unlockDataDir(lock);
       }
-      const { config, serverSecret } = result;
-      output(
-        json,
-        { serverSecret, host: config.host, port: config.port, dataDir },
-        [`Initialised ${dataDir}`, `Listening address: ${config.host}:${config.port}`, '', `Server secret (X-API-Secret, shown once, store it now): ${serverSecret}`].join('\n'),
-      );
     });
 }

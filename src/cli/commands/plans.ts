@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { seg, withApi } from '../api.js';
-import { globals, output, parseDays, parsePositive } from '../context.js';
+import { globals, output, outputFlushed, parseDays, parsePositive } from '../context.js';
 import { MAX_PREMIUM_DAYS } from '../../domain/limits.js';
 
 export function registerPlans(program: Command): void {
@@ -11,8 +11,12 @@ export function registerPlans(program: Command): void {
     .description('issue a new API key (shown once); the old one stops working at once, also in a running daemon')
     .action(async (id: string, _opts: unknown, cmd: Command) => {
       const { dataDir, json } = globals(cmd);
-      const result = await withApi(dataDir, (api) => api.call('POST', `/api/instances/${seg(id)}/rotate-key`));
-      output(json, { instanceId: id, apiKey: result.apiKey }, `New API key for ${id} (shown once, store it now): ${String(result.apiKey)}`);
+      await withApi(dataDir, async (api) => {
+        const result = await api.call('POST', `/api/instances/${seg(id)}/rotate-key`);
+        await outputFlushed(json, { instanceId: id, apiKey: result.apiKey }, `New API key for ${id} (shown once, store it now): ${String(result.apiKey)}`);
+        // Shown: only now does the old key stop (a kill before this leaves both working).
+        await api.call('POST', `/control/instances/${seg(id)}/key-shown`, { apiKey: result.apiKey });
+      });
     });
 
   program
