@@ -29,8 +29,11 @@ export const ERROR_TABLE = {
   UNSUPPORTED_MEDIA_TYPE: { status: 415, exit: 2, expose: true },
   RATE_LIMITED: { status: 429, exit: 1, expose: true },
   INTERNAL: { status: 500, exit: 1, expose: false },
-  /** A store file that will not parse; it is never overwritten. */
-  STORE_CORRUPT: { status: 500, exit: 3, expose: false },
+  /**
+   * Stored data that will not parse; it is never overwritten. Clients see the code and the
+   * error's `publicMessage` (what is corrupt and what to do), never the file's path.
+   */
+  STORE_CORRUPT: { status: 500, exit: 3, expose: true },
   /** The data dir is held by another process (a daemon, `gateway pair`). */
   STORE_LOCKED: { status: 503, exit: 3, expose: false },
   /** This process lost its lock of the data dir (it stalled and another took over); nothing was written. */
@@ -65,13 +68,16 @@ export class GatewayError extends Error {
   readonly retryAfter?: number;
   /** Extra fields for the error body (`node` of a flow validation error). */
   readonly detail?: Readonly<Record<string, string>>;
+  /** What an HTTP client is told instead of `message` (which may name files for the log). */
+  readonly publicMessage?: string;
 
-  constructor(code: ErrorCode, message: string, options?: { retryAfter?: number; cause?: unknown; detail?: Record<string, string> }) {
+  constructor(code: ErrorCode, message: string, options?: { retryAfter?: number; cause?: unknown; detail?: Record<string, string>; publicMessage?: string }) {
     super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'GatewayError';
     this.code = code;
     if (options?.retryAfter !== undefined) this.retryAfter = options.retryAfter;
     if (options?.detail !== undefined) this.detail = options.detail;
+    if (options?.publicMessage !== undefined) this.publicMessage = options.publicMessage;
   }
 
   get status(): number {

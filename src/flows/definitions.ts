@@ -1,6 +1,6 @@
 import type { Clock } from '../domain/clock.js';
 import type { Logger } from 'pino';
-import { errorMessage } from '../domain/errors.js';
+import { GatewayError, errorMessage } from '../domain/errors.js';
 import { compileFlow, type CompiledFlow } from './compiled.js';
 import type { FlowFiles } from './store.js';
 import type { StoredFlow } from './types.js';
@@ -29,12 +29,26 @@ export class FlowDefinitions {
     if (!e) {
       e = this.load(id);
       this.loaded.set(id, e);
+      // A file that would not parse is read again next time (it may have been fixed or cleared).
+      const failed = e;
+      failed.catch(() => {
+        if (this.loaded.get(id) === failed) this.loaded.delete(id);
+      });
     }
     return e;
   }
 
   private async load(id: string): Promise<Entry> {
-    const stored = await this.files.readFlow(id);
+    let stored: StoredFlow | null;
+    try {
+      stored = await this.files.readFlow(id);
+    } catch (err) {
+      if (err instanceof GatewayError && err.code === 'STORE_CORRUPT') {
+        this.log.error({ instanceId: id, err: errorMessage(err) }, 'stored flow is corrupt; the bot is off for this instance until it is set again or cleared');
+        throw new GatewayError('STORE_CORRUPT', err.message, { cause: err, publicMessage: 'the stored flow is corrupt and was left untouched: PUT /api/{id}/flow sets a new one, DELETE /api/{id}/flow clears it' });
+      }
+      throw err;
+    }
     if (!stored) return { stored: null, compiled: null };
     try {
       return { stored, compiled: compileFlow(stored.flow) };
@@ -61,9 +75,15 @@ export class FlowDefinitions {
     return stored;
   }
 
-  /** Removes the flow; false when there was none. */
+  /** Removes the flow (a corrupt one too); false when there was none. */
   async clear(id: string): Promise<boolean> {
-    const had = (await this.entry(id)).stored !== null;
+    const had = await this.entry(id).then(
+      (e) => e.stored !== null,
+      (err: unknown) => {
+        if (err instanceof GatewayError && err.code === 'STORE_CORRUPT') return true;
+        throw err;
+      },
+    );
     await this.files.clearFlow(id);
     this.loaded.set(id, Promise.resolve({ stored: null, compiled: null }));
     return had;

@@ -56,7 +56,7 @@ export function flowRoutes(definitions: FlowDefinitions, handovers: HandoverBook
       summary: 'The chatbot flow',
       tags: ['flows'],
       response: { description: 'The stored flow.', schema: FlowBody },
-      errors: ['NOT_FOUND'],
+      errors: ['NOT_FOUND', 'STORE_CORRUPT'],
       async handle({ instance }) {
         const stored = await definitions.get(instance.id);
         if (!stored) throw new GatewayError('NOT_FOUND', 'no flow is set for this instance');
@@ -71,6 +71,7 @@ export function flowRoutes(definitions: FlowDefinitions, handovers: HandoverBook
       summary: 'Remove the chatbot flow (the bot stops answering)',
       tags: ['flows'],
       response: { description: 'Removed.', schema: closed({ success: Type.Literal(true), instanceId: Type.String(), deleted: Type.Boolean() }) },
+      errors: ['STORAGE_UNAVAILABLE'],
       async handle({ instance }) {
         return { success: true, instanceId: instance.id, deleted: await definitions.clear(instance.id) };
       },

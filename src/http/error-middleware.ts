@@ -11,8 +11,9 @@ import { controlRequests } from './auth.js';
 export function renderError(ctx: Context, err: GatewayError): void {
   ctx.status = err.status;
   if (err.retryAfter !== undefined) ctx.set('Retry-After', String(err.retryAfter));
-  const expose = err.expose || controlRequests.has(ctx.req);
-  const message = expose ? err.message : 'internal error';
+  const control = controlRequests.has(ctx.req);
+  const expose = err.expose || control;
+  const message = !expose ? 'internal error' : control ? err.message : (err.publicMessage ?? (err.code === 'STORE_CORRUPT' ? 'stored data is corrupt and was left untouched; the daemon log names the file' : err.message));
   ctx.body = { success: false, error: { code: expose ? err.code : 'INTERNAL', message, ...(expose ? err.detail : undefined) } };
 }
 

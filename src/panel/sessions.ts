@@ -17,8 +17,15 @@ export const BACKGROUND_HEADER = 'x-panel-background';
 /** How often sessions holding an event stream are checked, so an ended session's stream is cut. */
 export const STREAM_SWEEP_MS = 30_000;
 
-/** Sessions kept at once; signing in past it ends the least recently used one. */
-export const MAX_SESSIONS = 1_000;
+/**
+ * Sessions one principal (the admin, one instance, one operator) keeps at once; its next sign-in
+ * ends its least recently used one. Bounded per principal, so no tenant's sign-ins can end another
+ * principal's session (a global LRU let 1,050 instance sign-ins sign the admin out).
+ */
+export const MAX_SESSIONS_PER_PRINCIPAL = 20;
+
+/** A memory bound for all sessions together: past it sign-ins are refused (429), nobody is signed out. */
+export const MAX_SESSIONS = 100_000;
 
 export type PanelRole = { role: 'admin' } | { role: 'instance'; instanceId: string };
 
@@ -47,7 +54,15 @@ export interface PanelSessionDeps {
   serverSecretHash(): string | null;
   idleMs: number;
   now(): number;
+  /** Sessions per principal (default MAX_SESSIONS_PER_PRINCIPAL). */
+  perPrincipal?: number;
+  /** All sessions (default MAX_SESSIONS). */
   max?: number;
+}
+
+/** Whose session it is, for the per-principal bound. */
+function principalKey(who: PanelRole): string {
+  return who.role === 'admin' ? 'admin' : `instance:${who.instanceId}`;
 }
 
 const tokenKey = (token: string): string => createHash('sha256').update(token, 'utf8').digest('base64url');
@@ -81,18 +96,27 @@ export class PanelSessions implements SessionResolver {
   private readonly watched = new Set<Session>();
   private sweepTimer: NodeJS.Timeout | null = null;
 
+  /** Each principal's sessions. */
+  private readonly byPrincipal = new Map<string, Set<Session>>();
+  private readonly perPrincipal: number;
+
   constructor(private readonly deps: PanelSessionDeps) {
     this.max = deps.max ?? MAX_SESSIONS;
+    this.perPrincipal = deps.perPrincipal ?? MAX_SESSIONS_PER_PRINCIPAL;
   }
 
   /** Opens a session; returns the cookie token (once) and the session. */
   open(who: PanelRole, credentialHash: string): { token: string; view: SessionView } {
     this.sweep();
-    while (this.sessions.size >= this.max) {
-      const oldest = this.sessions.values().next().value;
-      if (oldest === undefined) break;
-      this.end(oldest);
+    const principal = principalKey(who);
+    const own = this.byPrincipal.get(principal);
+    while (own && own.size >= this.perPrincipal) {
+      let lru: Session | null = null;
+      for (const s of own) if (!lru || s.lastSeen < lru.lastSeen) lru = s;
+      if (!lru) break;
+      this.end(lru);
     }
+    if (this.sessions.size >= this.max) throw new GatewayError('RATE_LIMITED', 'too many panel sessions are open; try again later', { retryAfter: 60 });
     const token = randomBytes(32).toString('base64url');
     const session: Session = {
       key: tokenKey(token),
@@ -104,6 +128,12 @@ export class PanelSessions implements SessionResolver {
       enders: new Set(),
     };
     this.sessions.set(session.key, session);
+    let set = this.byPrincipal.get(principal);
+    if (!set) {
+      set = new Set();
+      this.byPrincipal.set(principal, set);
+    }
+    set.add(session);
     return { token, view: this.view(session) };
   }
 
@@ -197,6 +227,9 @@ export class PanelSessions implements SessionResolver {
   /** Forgets a session and runs what was attached to its end. */
   private end(s: Session): void {
     if (this.sessions.get(s.key) === s) this.sessions.delete(s.key);
+    const principal = principalKey(s.who);
+    const set = this.byPrincipal.get(principal);
+    if (set?.delete(s) && set.size === 0) this.byPrincipal.delete(principal);
     const fns = [...s.enders];
     s.enders.clear();
     this.unwatch(s);

@@ -1,4 +1,6 @@
 import test from 'ava';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { ManualClock, ManualTimers } from '../helpers/manual-time.js';
 import type { FlowsFeature } from '../../src/flows/feature.js';
 import type { GatewayEvent, HandoverEvent } from '../../src/events/types.js';
@@ -312,4 +314,26 @@ test('a backreference is refused; catastrophic and polynomial regexes run in lin
   } finally {
     await bot.close();
   }
+});
+
+// Guards issue 21 item 9: a corrupt flow.json answered 500 INTERNAL to GET and DELETE.
+test('a corrupt flow.json is STORE_CORRUPT to GET (no path shown), DELETE clears it, and PUT replaces it', async (t) => {
+  const d = await startTestDaemon();
+  t.teardown(() => d.close());
+  const inst = await d.connectedSandbox();
+  const dir = join(d.dataDir, 'flows', inst.id);
+  await mkdir(dir, { recursive: true });
+  await writeFile(join(dir, 'flow.json'), '{"version":1,"flow": {', { mode: 0o600 });
+  const got = await d.request('GET', `/api/${inst.id}/flow`, { key: inst.key });
+  t.is(got.status, 500);
+  t.is(got.body.error.code, 'STORE_CORRUPT');
+  t.notRegex(got.body.error.message, new RegExp(d.dataDir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')), 'never the path');
+  t.regex(got.body.error.message, /DELETE/);
+  const cleared = await d.request('DELETE', `/api/${inst.id}/flow`, { key: inst.key });
+  t.is(cleared.status, 200);
+  t.true(cleared.body.deleted);
+  t.is((await d.request('GET', `/api/${inst.id}/flow`, { key: inst.key })).status, 404);
+  await writeFile(join(dir, 'flow.json'), 'garbage', { mode: 0o600 });
+  t.is((await d.request('PUT', `/api/${inst.id}/flow`, { key: inst.key, json: SUPPORT })).status, 200, 'a new flow replaces a corrupt one');
+  t.is((await d.request('GET', `/api/${inst.id}/flow`, { key: inst.key })).status, 200);
 });

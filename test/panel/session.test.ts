@@ -202,3 +202,21 @@ test('a live event stream opened with a session is cut when the session ends: si
   t.is(await settled(st4.ended, 300), 'open');
   st4.abort();
 });
+
+// Guards issue 21 item 4: a tenant signed the admin out of the panel (1,050 instance sign-ins
+// evicted the admin's session from a 1,000-session LRU). Sessions are bounded per principal.
+test('1,050 instance sign-ins never end the admin\'s session; each principal keeps its 20 newest', async (t) => {
+  const d = await startTestDaemon({ config: { rateLimit: { authFailures: 100_000 } } });
+  t.teardown(() => d.close());
+  const admin = await signIn(d, { secret: d.secret });
+  const tenants = [await d.createInstance(), await d.createInstance()];
+  const first: Signed[] = [];
+  for (let i = 0; i < 1_050; i++) {
+    const inst = tenants[i % 2]!;
+    const s = await signIn(d, { instanceId: inst.id, apiKey: inst.key });
+    if (i < 4) first.push(s);
+  }
+  t.is((await d.request('GET', '/api/instances', { headers: { cookie: admin.cookie } })).status, 200, 'the admin is still signed in');
+  t.is((await d.request('GET', `/api/${tenants[0]!.id}/status`, { headers: { cookie: first[0]!.cookie } })).status, 401, 'a tenant\'s oldest session made way for its newest');
+  t.true(d.core.instances.size === 2);
+});

@@ -9,6 +9,7 @@ export function corruptStore(file: string, detail: string): GatewayError {
   return new GatewayError(
     'STORE_CORRUPT',
     `${file}: store file is corrupt (${detail}); the gateway refuses to start or write until it is fixed or restored from a backup, and left it untouched`,
+    { publicMessage: 'stored data is corrupt and was left untouched; the daemon log names the file' },
   );
 }
 
