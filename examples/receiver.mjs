@@ -13,6 +13,11 @@ const port = Number(process.argv[2] ?? 3000);
 const wh = new Webhook(secret);
 
 createServer((req, res) => {
+  // Deliveries are POSTs; a GET only asks whether the receiver is up (the README waits for it).
+  if (req.method === 'GET') {
+    res.writeHead(200).end('ok\n');
+    return;
+  }
   let body = '';
   req.setEncoding('utf8');
   req.on('data', (chunk) => (body += chunk));

@@ -42,12 +42,23 @@ function fail(err: unknown): never {
 // Everything the gateway creates (store files, lock dirs, sockets, uploads) is private to its user.
 process.umask(0o077);
 
+/** commander's `error: X\n(Did you mean Y?)` as the one line every other failure is: `gateway: X (did you mean Y?)`. */
+function oneLine(text: string): string {
+  const flat = text
+    .trim()
+    .replace(/\n\(Did you mean (.+?)\)$/, ' (did you mean $1)')
+    .replace(/^error: /, '');
+  return `gateway: ${flat.split('\n')[0] ?? flat}\n`;
+}
+
 const program = new Command('gateway')
   .description('Self-hosted WhatsApp messaging gateway')
   .version(version(), '-V, --version', 'print the version')
   .option('--data-dir <dir>', 'data directory (env GATEWAY_DATA_DIR, default ./data)')
   .option('--json', 'print one JSON document for scripts')
-  .showHelpAfterError()
+  // Inherited by every command registered below: --data-dir and --json in each one's help.
+  .configureHelp({ showGlobalOptions: true })
+  .configureOutput({ outputError: (text, write) => write(oneLine(text)) })
   .exitOverride();
 
 registerInit(program);
@@ -59,5 +70,12 @@ registerPair(program);
 registerFlow(program);
 registerHandover(program);
 registerDoctor(program);
+
+/** A usage error is one line and where to read more, not the whole help (30 lines) burying it. */
+function hintAfterErrors(cmd: Command, path: string): void {
+  cmd.showHelpAfterError(`run \`${path} --help\` for usage`);
+  for (const sub of cmd.commands) hintAfterErrors(sub, `${path} ${sub.name()}`);
+}
+hintAfterErrors(program, 'gateway');
 
 program.parseAsync(process.argv).catch(fail);

@@ -11,6 +11,7 @@ export type Outcome = { ok: true } | { ok: false; exitCode: number; message: str
  */
 export class PairView {
   private lastStatus: string | null = null;
+  private lastReason: string | null = null;
   /** Lines of the QR drawing at the bottom of the terminal, erasable while nothing followed it. */
   private qrLines = 0;
   private qrCount = 0;
@@ -20,10 +21,17 @@ export class PairView {
     private readonly byCode: boolean,
     private readonly tty: boolean,
     private readonly write: (text: string) => void,
+    private readonly writeErr: (text: string) => void = (text) => process.stderr.write(text),
   ) {}
 
   say(text: string): void {
     if (!this.json) this.print(`${text}\n`);
+  }
+
+  /** A line for stderr (a log line worth showing); on a terminal it pins the drawing above it. */
+  note(text: string): void {
+    this.qrLines = 0;
+    this.writeErr(`${text}\n`);
   }
 
   handle(reply: PairReply): Outcome | null {
@@ -39,16 +47,25 @@ export class PairView {
       case 'error':
         return { ok: false, exitCode: ERROR_TABLE[reply.code].exit, message: reply.message };
       case 'status':
-        if (reply.status !== this.lastStatus) {
+        // A new reason under the same status is news too: each retry says why and when.
+        if (reply.status !== this.lastStatus || (reply.status === 'disconnected' && reply.reason !== this.lastReason)) {
           this.lastStatus = reply.status;
+          this.lastReason = reply.reason;
           // A QR is stale once the status moves on; on a TTY it goes away instead of lingering.
           if (reply.status !== 'qr_code_generated') this.eraseQr();
           this.say(`status: ${reply.status}${reply.reason ? ` (${reply.reason})` : ''}`);
         }
         if (reply.status === 'connected') return { ok: true };
-        if (reply.status === 'disconnected' && !retryPending(reply.reason)) {
-          return { ok: false, exitCode: 1, message: `pairing stopped: ${reply.reason ?? 'disconnected'}` };
+        if (reply.status !== 'disconnected') return null;
+        if (reply.unreachable !== undefined) {
+          // Retrying cannot help while DNS, the network or TLS stops every attempt: say so now.
+          return {
+            ok: false,
+            exitCode: 1,
+            message: `WhatsApp cannot be reached from this host (${reply.unreachable}); check DNS, the network and the firewall (or baileys.webSocketUrl in config.json), then run gateway pair again`,
+          };
         }
+        if (!retryPending(reply.reason, reply.next)) return { ok: false, exitCode: 1, message: `pairing stopped: ${reply.reason ?? 'disconnected'}` };
         return null;
     }
   }

@@ -93,6 +93,15 @@ export interface StatusChange {
   to: ConnectionStatus;
   /** Why, in a few words ("logged out", "scanned", "connection lost (428)"). */
   reason?: string;
+  /**
+   * On a change to `disconnected`, what the connection does next: `retrying` (it tries again by
+   * itself; reported at every retry although the status stays `disconnected`), `gave-up` (it
+   * stopped trying on its own until start(); reported even when the status stays the same) or
+   * `stopped` (stopped, logged out or deleted). Absent: unknown.
+   */
+  next?: 'retrying' | 'gave-up' | 'stopped';
+  /** Set when WhatsApp could not be reached at all (DNS, refused, TLS): the cause, e.g. `getaddrinfo ENOTFOUND web.whatsapp.com`. */
+  unreachable?: string;
 }
 
 /**

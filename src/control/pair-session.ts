@@ -56,7 +56,8 @@ export function runPairSession(target: PairTarget, phone: string | undefined, se
         send({ type: 'qr', qr: event.qr });
         return;
       }
-      send({ type: 'status', status: event.change.to, reason: event.change.reason ?? null });
+      const { to, reason, next, unreachable } = event.change;
+      send({ type: 'status', status: to, reason: reason ?? null, ...(next !== undefined ? { next } : {}), ...(unreachable !== undefined ? { unreachable } : {}) });
       if (event.change.to === 'connected') finish(false);
     });
   };

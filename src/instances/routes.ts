@@ -308,6 +308,8 @@ export function instanceRoutes(core: Core, lifecycle: InstanceLifecycle): RouteD
       auth: 'instance',
       operationId: 'pairingCode',
       summary: 'Pair by code instead of QR: returns the code to type on the phone',
+      description:
+        'Waits (up to 60 s) for WhatsApp to offer pairing. When WhatsApp cannot be reached at all (DNS, refused, TLS) it answers 503 `CONNECTION_NOT_READY` at once, the message naming the cause (`WhatsApp cannot be reached: getaddrinfo ENOTFOUND web.whatsapp.com`).',
       tags: ['instance'],
       body: PairingCodeInput,
       example: { phone: '+15551234567' },

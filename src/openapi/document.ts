@@ -210,7 +210,8 @@ export function openApiDocument(routes: readonly RouteDef[]): Json {
         'Every error has the body {"success": false, "error": {"code", "message"}}; match on the code. Unknown body fields are refused (400 INVALID_FIELD).',
       license: { name: 'MIT', identifier: 'MIT' },
     },
-    servers: [{ url: 'http://127.0.0.1:8080', description: 'The daemon (config host and port).' }],
+    // Relative until served: `servedTo` names the address the reader asked at.
+    servers: [{ url: '/', description: 'This daemon.' }],
     tags: TAGS.filter(([name]) => used.has(name) || name === 'events').map(([name, description]) => ({ name, description })),
     paths,
     webhooks: webhooks(),
@@ -228,4 +229,18 @@ export function openApiDocument(routes: readonly RouteDef[]): Json {
       },
     },
   };
+}
+
+/** A Host header worth repeating: a name or an address, an optional port, nothing else. */
+const HOST = /^(?:[A-Za-z0-9](?:[A-Za-z0-9.-]{0,252})|\[[0-9A-Fa-f:.]{2,45}\])(?::\d{1,5})?$/;
+
+/**
+ * The document as served to one reader: `servers` names the address it was fetched from (the
+ * request's protocol and Host), so "try it" and generated clients reach this daemon whatever host
+ * and port it listens on. A Host that is not a plain host[:port] keeps the relative `/`, which
+ * OpenAPI resolves against where the document was fetched.
+ */
+export function servedTo(doc: Json, protocol: string, host: string | undefined): Json {
+  if (!host || !HOST.test(host) || (protocol !== 'http' && protocol !== 'https')) return doc;
+  return { ...doc, servers: [{ url: `${protocol}://${host}`, description: 'This daemon, as this document was fetched.' }] };
 }

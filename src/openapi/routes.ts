@@ -1,10 +1,10 @@
 import Type from 'typebox';
 import { defineRoute, type RouteDef } from '../http/route.js';
-import { openApiDocument } from './document.js';
+import { openApiDocument, servedTo } from './document.js';
 
 /** `GET /openapi.json` and `GET /healthz`, without auth. */
 export function operationsRoutes(allRoutes: () => readonly RouteDef[]): RouteDef[] {
-  let doc: unknown = null;
+  let doc: Record<string, unknown> | null = null;
   return [
     defineRoute({
       method: 'GET',
@@ -27,7 +27,7 @@ export function operationsRoutes(allRoutes: () => readonly RouteDef[]): RouteDef
       handle({ koa }) {
         doc ??= openApiDocument(allRoutes());
         koa.set('Cache-Control', 'no-cache');
-        return doc;
+        return servedTo(doc, koa.protocol, koa.get('host'));
       },
     }),
   ];

@@ -38,7 +38,8 @@ const PREMIUM_LAPSED = 'premium expired and no credits remain';
 /**
  * The status the API shows (the connection's, or `requires_premium` while premium lapsed and no
  * credits remain), and `instance.status` when it changes: once per change, logged once. A
- * connection retrying in the background does not change it (it stays `disconnected`). Plan changes
+ * connection retrying in the background does not change it (it stays `disconnected`); its
+ * give-up is one more `disconnected` -> `disconnected` event with the reason. Plan changes
  * are noticed when they happen (`planChanged`) and at the next premium expiry (one timer).
  */
 export class StatusReporter {
@@ -82,9 +83,12 @@ export class StatusReporter {
     return this.view(record).status;
   }
 
-  /** A connection reported a change of its own status. */
+  /**
+   * A connection reported a change of its own status. Its give-up is reported even when the
+   * status stays `disconnected` (after retries): the last instance.status says it stopped trying.
+   */
   connectionChanged(id: string, change: StatusChange): void {
-    void this.evaluate(id, change.reason ?? null);
+    void this.evaluate(id, change.reason ?? null, change.next === 'gave-up');
   }
 
   /** Premium or credits of `id` changed (granted, added, spent to zero): re-evaluate now. */
@@ -123,7 +127,7 @@ export class StatusReporter {
     this.arm();
   }
 
-  private async evaluate(id: string, connectionReason: string | null): Promise<void> {
+  private async evaluate(id: string, connectionReason: string | null, gaveUp = false): Promise<void> {
     try {
       const { instances, clock, bus, logger } = this.deps;
       const record = instances.get(id);
@@ -132,7 +136,7 @@ export class StatusReporter {
       const to = view.status;
       const from = this.last.get(id);
       this.last.set(id, to);
-      if (from === undefined || from === to) return;
+      if (from === undefined || (from === to && !(gaveUp && to === 'disconnected'))) return;
       const now = clock.now();
       const reason =
         to === 'requires_premium'

@@ -73,7 +73,10 @@ export const StatusBody = closed({
   success: Type.Literal(true),
   instanceId: Type.String(),
   status: InstanceStatusSchema,
-  reason: Type.Union([Type.String(), Type.Null()], { description: 'Why, in a few words (the last connection event).' }),
+  reason: Type.Union([Type.String(), Type.Null()], {
+    description:
+      'Why, in a few words (the last connection event). While retrying it names the cause and the next retry (`connection closed (408) (socket hang up); retry 2 of 20 in 4 s`); when WhatsApp cannot be reached at all, the DNS, connect or TLS error (`WhatsApp cannot be reached (getaddrinfo ENOTFOUND web.whatsapp.com); retry 1 of 20 in 1 s`). For people: do not parse it.',
+  }),
   premium: Type.Boolean(),
   premiumUntil: Type.Union([IsoTime, Type.Null()]),
   quotaRemaining: Quota,

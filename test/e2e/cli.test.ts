@@ -54,7 +54,7 @@ test('instance create / list / show / delete with --json and exit codes', async 
   t.is(missing.code, 4);
   t.regex(missing.stderr, /^gateway: no instance with id "inst_nope123"\n$/);
 
-  t.is((await runCli(['instance', 'delete', c.instanceId], { dataDir: dir })).code, 0);
+  t.is((await runCli(['instance', 'delete', c.instanceId, '--yes'], { dataDir: dir })).code, 0);
   t.is((await runCli(['instance', 'show', c.instanceId], { dataDir: dir })).code, 4);
   await t.throwsAsync(stat(join(dir, 'credits', `${c.instanceId}.json`)));
   await t.throwsAsync(stat(join(dir, 'credits', `${c.instanceId}.jsonl`)));

@@ -73,7 +73,7 @@ test('CLI changes are made by the running daemon: each is in effect when the com
     await cli('premium', 'grant', c.instanceId, '--days', '2');
     t.is((await status(rotated.apiKey)).body.quotaRemaining, 'unlimited');
 
-    await cli('instance', 'delete', c.instanceId);
+    await cli('instance', 'delete', c.instanceId, '--yes');
     t.is((await status(rotated.apiKey)).status, 401, 'the deleted instance is refused at once');
   } finally {
     d.kill('SIGTERM');

@@ -21,7 +21,7 @@ test('delete with no daemon tries to log the device out, then removes the creden
   await mkdir(join(dir, 'auth'), { recursive: true });
   await writeFile(auth, JSON.stringify({ format: 1, creds: { account: { details: 'x' } }, keys: {} }));
   try {
-    const r = await runCli(['instance', 'delete', c.instanceId, '--logout-timeout', '2', '--json'], { dataDir: dir });
+    const r = await runCli(['instance', 'delete', c.instanceId, '--yes', '--logout-timeout', '2', '--json'], { dataDir: dir });
     t.is(r.code, 0, r.stderr);
     t.like(JSON.parse(r.stdout), { instanceId: c.instanceId, deleted: true, loggedOut: false });
     t.regex(r.stderr, /could not reach WhatsApp to log .* out; its credentials are deleted/);

@@ -143,7 +143,7 @@ test('handover list and release from the CLI unmute the chat in the running daem
 
     const rel = await s.cli('--json', 'handover', 'release', s.id, ANN);
     t.is(rel.code, 0, rel.stderr);
-    t.deepEqual(JSON.parse(rel.stdout), { instanceId: s.id, phone: ANN, released: true });
+    t.deepEqual(JSON.parse(rel.stdout), { instanceId: s.id, phone: ANN, chatId: '15551234567@s.whatsapp.net', released: true });
     // The daemon notices within about a second (the poll), and at once on the next message.
     await waitFor(async () => (await s.d.request('GET', `/api/${s.id}/handovers`, { key: s.key })).body.handovers.length === 0, 2000, 'release noticed');
     await s.say('hi');

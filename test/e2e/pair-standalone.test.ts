@@ -82,10 +82,12 @@ test('without a daemon, pair opens the connection itself, holds the data dir mea
 });
 
 test('without a daemon, a connection that gives up ends pair with exit 1 and the reason', async (t) => {
-  // Nothing listens on this port: every attempt fails at once and the cap of 1 stops it quickly.
-  const closed = await silentServer();
-  const url = closed.url;
-  await new Promise((r) => closed.server.close(r));
+  // A server that hangs up on every connection: each attempt fails at once and the cap of 1 stops
+  // it quickly. (Nothing listening at all is the fail-fast case: pair-gives-up.test.ts.)
+  const hangUp = createServer((s) => s.destroy());
+  await new Promise<void>((resolve) => hangUp.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => hangUp.close());
+  const url = `ws://127.0.0.1:${(hangUp.address() as AddressInfo).port}/ws/chat`;
   const { dataDir, id } = await standalone(false, { baileys: { webSocketUrl: url, maxReconnectAttempts: 1, reconnectBaseMs: 0, reconnectMaxMs: 0 } });
   const r = await runCli(['pair', id], { dataDir });
   t.is(r.code, 1, r.stderr);

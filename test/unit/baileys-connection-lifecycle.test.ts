@@ -56,7 +56,7 @@ test('a transient close backs off, reconnects once, and never overlaps sockets',
   s1.open();
   await s1.close(428);
   t.is(h.conn.status, 'disconnected');
-  t.regex(h.conn.reason ?? '', /428.*retrying/);
+  t.regex(h.conn.reason ?? '', /428.*; retry 1 of 4 in/);
   // Backing off: no socket yet.
   await new Promise((resolve) => setTimeout(resolve, 5));
   t.is(h.sockets.length, 1);

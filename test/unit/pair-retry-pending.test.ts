@@ -1,13 +1,17 @@
 import test from 'ava';
-import { decideOnClose, CLOSE_CODES } from '../../src/connection/baileys/reconnect.js';
+import { decideOnClose, retryingReason, CLOSE_CODES } from '../../src/connection/baileys/reconnect.js';
 import { retryPending } from '../../src/control/pair-protocol.js';
 
 const settings = { maxReconnectAttempts: 3, maxQrRefreshes: 2, reconnectBaseMs: 1000, reconnectMaxMs: 8000 };
 
-/** The `disconnected` reason BaileysConnection shows for a close decision (see its onClose/giveUp). */
-function shownReasons(decision: ReturnType<typeof decideOnClose>): string[] {
+/**
+ * The `disconnected` reasons BaileysConnection shows for a close decision (see its onClose,
+ * connect and giveUp): while waiting, during the attempt, and right after a logout.
+ */
+function shownReasons(decision: ReturnType<typeof decideOnClose>, failures: number): string[] {
   if (decision.action === 'stop') return [decision.reason];
-  const shown = [`${decision.reason} in ${Math.max(1, Math.round(decision.delayMs / 1000))} s`];
+  const waiting = retryingReason(decision, 'some cause', failures, settings);
+  const shown = [waiting, `${waiting.replace(/ (in \d+ s|now)$/, '')}: connecting`];
   if (decision.clearCredentials) shown.push(decision.reason);
   return shown;
 }
@@ -19,7 +23,7 @@ test('gateway pair waits through every reconnect the Baileys connection schedule
     for (const failures of [1, 2, 3]) {
       const decision = decideOnClose({ code, failures, qrShown: 0, paired: true }, settings, () => 0.5);
       if (decision.action !== 'reconnect' || decision.delayMs === 0) continue;
-      for (const reason of shownReasons(decision)) {
+      for (const reason of shownReasons(decision, failures)) {
         t.true(retryPending(reason), reason);
         checked += 1;
       }

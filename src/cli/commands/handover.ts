@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { seg, withApi } from '../api.js';
 import { GatewayError } from '../../domain/errors.js';
 import { isE164 } from '../../domain/phone.js';
+import { CHAT_ID_PATTERN } from '../../schemas/common.js';
 import { globals, output } from '../context.js';
 
 interface HandoverView {
@@ -30,13 +31,16 @@ export function registerHandover(program: Command): Command {
     });
 
   handover
-    .command('release <id> <phone>')
-    .description('give the chat with +PHONE back to the bot')
-    .action(async (id: string, phone: string, _opts: unknown, cmd: Command) => {
+    .command('release <id> <chat>')
+    .description('give a chat back to the bot: +PHONE, or its chat id (NNN@s.whatsapp.net, NNN@lid, a group) as `handover list` shows it')
+    .action(async (id: string, chat: string, _opts: unknown, cmd: Command) => {
       const { dataDir, json } = globals(cmd);
-      if (!isE164(phone)) throw new GatewayError('USAGE', `phone must be E.164: "+" then 7 to 15 digits, the first not 0 (got ${JSON.stringify(String(phone).slice(0, 40))})`);
-      await withApi(dataDir, (api) => api.call('POST', `/api/${seg(id)}/handover/release`, { phone }));
-      output(json, { instanceId: id, phone, released: true }, `Released ${phone} on ${id}: the bot answers this chat again`);
+      let body: { phone: string } | { chatId: string };
+      if (isE164(chat)) body = { phone: chat };
+      else if (new RegExp(CHAT_ID_PATTERN).test(chat)) body = { chatId: chat };
+      else throw new GatewayError('USAGE', `expected +PHONE (E.164: "+" then 7 to 15 digits, the first not 0) or a chat id like 15551234567@s.whatsapp.net (got ${JSON.stringify(String(chat).slice(0, 40))})`);
+      const released = await withApi(dataDir, (api) => api.call('POST', `/api/${seg(id)}/handover/release`, body));
+      output(json, { instanceId: id, phone: released.phone, chatId: released.chatId, released: true }, `Released ${chat} on ${id}: the bot answers this chat again`);
     });
 
   return handover;

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { GatewayError } from '../../domain/errors.js';
 import { seg, withApi } from '../api.js';
+import { confirmOnTerminal } from '../confirm.js';
 import { globals, output, parseCount, parsePositive } from '../context.js';
 
 interface CreateOptions {
@@ -98,8 +99,15 @@ export function registerInstance(program: Command): void {
     .command('delete <id>')
     .description('delete an instance: logs its device out and removes its credentials, credits, deliveries, flows and history')
     .option('--logout-timeout <s>', 'with no daemon running: seconds to wait for WhatsApp to log the device out', parsePositive, 10)
-    .action(async (id: string, opts: { logoutTimeout: number }, cmd: Command) => {
+    .option('-y, --yes', 'delete without asking (needed when not on a terminal)')
+    .action(async (id: string, opts: { logoutTimeout: number; yes?: boolean }, cmd: Command) => {
       const { dataDir, json } = globals(cmd);
+      if (!opts.yes) {
+        await confirmOnTerminal(
+          `Delete ${id}? Its device is logged out, and its credentials, credits, messages, media, deliveries and flow state are removed for good.`,
+          `instance delete ${id}: not asked on a terminal, so nothing was deleted; pass --yes to delete without asking`,
+        );
+      }
       const result = await withApi(dataDir, (api) => api.call('DELETE', `/api/instances/${seg(id)}`), { logoutTimeoutMs: opts.logoutTimeout * 1000 });
       if (result.logout === 'unreachable' || result.logout === 'failed') {
         process.stderr.write(`gateway: could not reach WhatsApp to log ${id}'s device out; its credentials are deleted, remove the device on the phone (Linked devices)\n`);

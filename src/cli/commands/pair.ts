@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { parseReply } from '../../control/pair-protocol.js';
 import { GatewayError } from '../../domain/errors.js';
+import { pairLogger } from '../pair-log.js';
 import { PairView, type Outcome } from '../pair-view.js';
 import { isPaired } from '../../storage/files/auth-files.js';
 import { openApi, seg } from '../api.js';
@@ -46,7 +47,7 @@ export function registerPair(program: Command): void {
       const timeoutMs = opts.timeout === undefined ? null : opts.timeout * 1000;
       // With no daemon this command holds the data dir as `pair` until it ends, so a daemon started
       // meanwhile cannot open a second socket on the same credentials.
-      const api = await openApi(dataDir, { kind: 'pair' });
+      const api = await openApi(dataDir, { kind: 'pair', logger: pairLogger((line) => view.note(line)) });
       let outcome: Outcome;
       try {
         const instance = await api.call('GET', `/api/instances/${seg(id)}`);

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { Command } from 'commander';
 import { GatewayError } from '../../domain/errors.js';
 import { EVENT_TYPES } from '../../domain/types.js';
@@ -22,6 +23,14 @@ function describeDelivery(d: DeliveryView): string {
   return `${d.id}  ${d.status.padEnd(9)}  ${d.type.padEnd(21)}  attempts ${d.attempts}  created ${d.createdAt}  ${when}${error}`;
 }
 
+/**
+ * A new Standard Webhooks secret: `whsec_` and the base64 of 32 random bytes (the spec asks for
+ * 24 to 64), so nobody has to invent one, or copy the one from an example.
+ */
+export function generateWebhookSecret(): string {
+  return `whsec_${randomBytes(32).toString('base64')}`;
+}
+
 interface SetOptions {
   url?: string;
   secret?: string;
@@ -36,7 +45,7 @@ export function registerWebhook(program: Command): Command {
     .command('set <id>')
     .description('set where events are delivered, the secret that signs them and which events; options left out keep their value')
     .option('--url <url>', 'receiver URL (http or https)')
-    .option('--secret <secret>', 'signing secret (whsec_<base64 of 24+ bytes> for Standard Webhooks clients)')
+    .option('--secret <secret>', 'signing secret (whsec_<base64 of 24+ bytes> for Standard Webhooks clients), or "generate": a new whsec_ secret, printed once')
     .option('--unsigned', 'remove the secret: deliveries are no longer signed')
     .option('--events <list>', `comma-separated event types, or "all" (${EVENT_TYPES.join(',')})`)
     .action(async (id: string, opts: SetOptions, cmd: Command) => {
@@ -49,14 +58,19 @@ export function registerWebhook(program: Command): Command {
         const bad = (events ?? []).find((e) => !(EVENT_TYPES as readonly string[]).includes(e));
         if (bad !== undefined || (events !== null && events.length === 0)) throw new GatewayError('USAGE', `--events: unknown event ${JSON.stringify(bad ?? '')}; use ${EVENT_TYPES.join(', ')} or all`);
       }
+      const generated = opts.secret === 'generate' ? generateWebhookSecret() : null;
+      const secret = generated ?? opts.secret;
       const body = {
         ...(opts.url !== undefined ? { url: opts.url } : {}),
-        ...(opts.secret !== undefined ? { secret: opts.secret } : opts.unsigned ? { secret: null } : {}),
+        ...(secret !== undefined ? { secret } : opts.unsigned ? { secret: null } : {}),
         ...(events !== undefined ? { events } : {}),
       };
       const result = await withApi(dataDir, (api) => api.call('PUT', `/api/${seg(id)}/webhook`, body));
       const w = result.webhook as { url: string; signed: boolean; events: string[] | 'all' };
-      output(json, { instanceId: id, ...w }, `Webhook for ${id}: ${w.url} (${w.signed ? 'signed' : 'unsigned'}; events: ${Array.isArray(w.events) ? w.events.join(',') : w.events})`);
+      const lines = [`Webhook for ${id}: ${w.url} (${w.signed ? 'signed' : 'unsigned'}; events: ${Array.isArray(w.events) ? w.events.join(',') : w.events})`];
+      // Stored in the instance (it signs every delivery) but never shown again: the receiver needs it now.
+      if (generated) lines.push(`Signing secret (shown once, give it to the receiver): ${generated}`);
+      output(json, { instanceId: id, ...w, ...(generated ? { secret: generated } : {}) }, lines.join('\n'));
     });
 
   webhook

@@ -15,7 +15,7 @@ import { foldedStatuses, statusOf, withImplied, type LidResolver } from './mappi
 import type { BaileysOptions, MakeSocket, SocketLike } from './options.js';
 import { closeCause, closeCode, messageKey, sendOptions, toContent, toJid, withTimeout } from './outgoing.js';
 import { isPaired } from '../../storage/files/auth-files.js';
-import { CLOSE_CODES, decideOnClose } from './reconnect.js';
+import { CLOSE_CODES, decideOnClose, retryingReason, unreachableCause } from './reconnect.js';
 import { RecentQuotables, RecentSends } from './recent-sends.js';
 import { withSharedTransactionStorage } from './shared-async-storage.js';
 import { installCurveVerify } from './curve-verify.js';
@@ -51,6 +51,8 @@ export class BaileysConnection implements Connection {
   private loginPlace: { release: () => void; timer: NodeJS.Timeout } | null = null;
   private failures = 0;
   private qrShown = 0;
+  /** The reason of the retry waited for, without its "in N s", for the attempt that follows. */
+  private retryNote: string | null = null;
 
   private readonly store: LazyAuthStore;
   private readonly inbound: InboundQueue;
@@ -115,7 +117,7 @@ export class BaileysConnection implements Connection {
     await this.retire();
     await this.inbound.drain();
     await this.store.flush();
-    this.setStatus('disconnected', 'stopped');
+    this.setStatus('disconnected', 'stopped', { next: 'stopped' });
   }
 
   async logout(options: { timeoutMs?: number } = {}): Promise<LogoutOutcome> {
@@ -174,7 +176,7 @@ export class BaileysConnection implements Connection {
     }
     await this.inbound.drain();
     await this.store.remove();
-    this.setStatus('disconnected', 'logged out');
+    this.setStatus('disconnected', 'logged out', { next: 'stopped' });
   }
 
   async send(message: Outgoing): Promise<{ messageId: string }> {
@@ -299,9 +301,10 @@ export class BaileysConnection implements Connection {
 
   private async connect(reason: string): Promise<void> {
     const gen = ++this.generation;
-    // A retry in the background is not news: the public status stays `disconnected` until it
-    // connects (or gives up), so integrators get one instance.status per real change.
-    if (this.currentStatus === 'disconnected' && this.failures > 0) this.currentReason = `${this.currentReason ?? reason}; reconnecting`;
+    // A retry keeps the public status `disconnected` until it connects (or gives up), so
+    // integrators get one instance.status per real change; each retry was reported when it was
+    // scheduled (see onClose).
+    if (this.currentStatus === 'disconnected' && this.failures > 0) this.currentReason = `${this.retryNote ?? this.currentReason ?? reason}: connecting`;
     else this.setStatus('initializing', reason);
     try {
       await withTimeout(this.closing, END_WAIT_MS);
@@ -341,7 +344,7 @@ export class BaileysConnection implements Connection {
       const why = err instanceof AuthStateCorruptError ? err.message : `could not start the connection: ${errorMessage(err)}`;
       this.log.error({ err }, why);
       this.rejectWaiters(new GatewayError('CONNECTION_NOT_READY', why));
-      this.setStatus('disconnected', why);
+      this.setStatus('disconnected', why, { next: 'gave-up' });
     }
   }
 
@@ -473,16 +476,23 @@ export class BaileysConnection implements Connection {
     if (!this.wanted) return;
     const gen = this.generation;
     const code = closeCode(error);
+    const unreachable = unreachableCause(error);
     this.failures += 1;
     const decision = decideOnClose(
-      { code, failures: this.failures, qrShown: this.qrShown, paired: store.paired },
+      { code, failures: this.failures, qrShown: this.qrShown, paired: store.paired, unreachable },
       this.options.settings,
       this.random,
     );
     this.log.info({ code, failures: this.failures, decision, err: error?.message }, 'socket closed');
+    // Pairing by code needs a socket WhatsApp answered; when none can reach it, say so now
+    // rather than when the wait for one runs out.
+    if (unreachable) this.rejectWaiters(new GatewayError('CONNECTION_NOT_READY', `WhatsApp cannot be reached: ${unreachable}`));
+    const detail = unreachable ? { unreachable } : {};
+    // The unreachable cause is in the decision's own words already.
+    const cause = unreachable ? null : closeCause(error);
     if (decision.clearCredentials) {
       // The socket is gone now; say so before the (async) removal.
-      this.setStatus('disconnected', decision.reason);
+      this.setStatus('disconnected', decision.reason, detail);
       try {
         await store.remove();
       } catch (err) {
@@ -492,17 +502,21 @@ export class BaileysConnection implements Connection {
       if (gen !== this.generation) return;
     }
     if (decision.action === 'stop') {
-      const cause = closeCause(error);
-      this.giveUp(`${decision.reason}${cause ? ` (${cause})` : ''}`);
+      this.giveUp(`${decision.reason}${cause ? ` (${cause})` : ''}`, detail);
       return;
     }
-    if (decision.delayMs === 0) {
+    if (decision.delayMs === 0 && code === CLOSE_CODES.restartRequired) {
+      // The normal step after a scan, not a failure to report.
       void this.connect(decision.reason);
       return;
     }
-    const seconds = Math.max(1, Math.round(decision.delayMs / 1000));
-    const cause = closeCause(error);
-    this.setStatus('disconnected', `${decision.reason}${cause ? ` (${cause})` : ''} in ${seconds} s`);
+    const shown = retryingReason(decision, cause, this.failures, this.options.settings);
+    this.retryNote = shown.replace(/ (in \d+ s|now)$/, '');
+    this.setStatus('disconnected', shown, { next: 'retrying', ...detail });
+    if (decision.delayMs === 0) {
+      void this.connect('reconnecting');
+      return;
+    }
     this.retryTimer = setTimeout(() => {
       this.retryTimer = null;
       if (this.wanted && gen === this.generation) void this.connect('reconnecting');
@@ -510,13 +524,13 @@ export class BaileysConnection implements Connection {
   }
 
   /** Stops retrying for good (until start()), ending the current socket if there is one. */
-  private giveUp(reason: string): void {
+  private giveUp(reason: string, detail: { unreachable?: string } = {}): void {
     this.wanted = false;
     this.clearRetry();
     void this.retire();
     this.log.warn({ reason }, 'connection stopped');
     this.rejectWaiters(new GatewayError('CONNECTION_NOT_READY', reason));
-    this.setStatus('disconnected', reason);
+    this.setStatus('disconnected', reason, { next: 'gave-up', ...detail });
   }
 
   /** Detaches from the live socket and ends it; its close event is then ignored. */
@@ -579,15 +593,21 @@ export class BaileysConnection implements Connection {
 
   // ---- status -------------------------------------------------------------------------------
 
-  private setStatus(to: ConnectionStatus, reason: string): void {
+  /**
+   * Records the status and reports it. A report with an unchanged status is news only while
+   * `disconnected`: each retry (followers such as `gateway pair` say it) and the give-up (the end
+   * of pairing, and a final instance.status).
+   */
+  private setStatus(to: ConnectionStatus, reason: string, detail: Pick<StatusChange, 'next' | 'unreachable'> = {}): void {
     const from = this.currentStatus;
     this.currentReason = reason;
     if (to !== 'qr_code_generated') this.currentQr = null;
-    if (from === to) return;
+    if (to !== 'disconnected' || detail.next !== 'retrying') this.retryNote = null;
+    if (from === to && !(to === 'disconnected' && (detail.next === 'retrying' || detail.next === 'gave-up'))) return;
     this.currentStatus = to;
     // The status reporter logs each public change once (info); this one is for tracing the socket.
     this.log.debug({ from, to, reason }, 'connection status changed');
-    const change: StatusChange = { from, to, reason };
+    const change: StatusChange = { from, to, reason, ...(to === 'disconnected' && detail.next ? { next: detail.next } : {}), ...(detail.unreachable ? { unreachable: detail.unreachable } : {}) };
     try {
       this.hooks.onStatus(change);
     } catch (err) {

@@ -36,6 +36,8 @@ export interface CloseContext {
   qrShown: number;
   /** Whether the credentials hold a paired account. */
   paired: boolean;
+  /** Set when the socket never reached WhatsApp (see unreachableCause): the cause, e.g. `getaddrinfo ENOTFOUND web.whatsapp.com`. */
+  unreachable?: string | null;
 }
 
 export type CloseDecision =
@@ -51,8 +53,64 @@ export function backoffDelay(attempt: number, baseMs: number, maxMs: number, ran
   return Math.round(half + random() * half);
 }
 
-function describe(code: number | undefined): string {
+/**
+ * Error codes that mean the socket never reached WhatsApp: the name did not resolve, nothing
+ * listens or there is no route, or TLS failed. Baileys maps all of these to 408 (or 500), the
+ * code of a lost connection, so they are told apart from the socket's own error.
+ */
+const UNREACHABLE_CODES = new Set([
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EAI_FAIL',
+  'EAI_NODATA',
+  'EAI_NONAME',
+  'ECONNREFUSED',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EHOSTDOWN',
+  'ENETDOWN',
+  'EADDRNOTAVAIL',
+  'EPROTO',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'HOSTNAME_MISMATCH',
+]);
+const UNREACHABLE_PREFIXES = ['ERR_TLS_', 'ERR_SSL_', 'CERT_', 'UNABLE_TO_'];
+
+function isUnreachableCode(code: string): boolean {
+  return UNREACHABLE_CODES.has(code) || UNREACHABLE_PREFIXES.some((p) => code.startsWith(p));
+}
+
+/**
+ * Why WhatsApp could not be reached at all, from a close error, or null when it is some other
+ * close. Baileys wraps the WebSocket's own error in a Boom and keeps it as `data`.
+ */
+export function unreachableCause(error: unknown): string | null {
+  if (typeof error !== 'object' || error === null) return null;
+  const data = (error as { data?: unknown }).data;
+  for (const candidate of [data, error]) {
+    if (!(candidate instanceof Error)) continue;
+    const code = (candidate as NodeJS.ErrnoException).code;
+    if (typeof code !== 'string' || !isUnreachableCode(code)) continue;
+    const text = (candidate.message.split('\n')[0] ?? '').slice(0, 200);
+    return text.includes(code) ? text : `${text || 'TLS failed'} (${code})`;
+  }
+  return null;
+}
+
+function describe(code: number | undefined, unreachable?: string | null): string {
+  if (unreachable) return `WhatsApp cannot be reached (${unreachable})`;
   return code === undefined ? 'connection closed' : `connection closed (${code})`;
+}
+
+/**
+ * The reason a connection shows while a retry is pending: what happened, then which retry comes
+ * and when (`; retry 2 of 20 in 4 s`). `gateway pair` prints each one.
+ */
+export function retryingReason(decision: { reason: string; delayMs: number }, cause: string | null, failures: number, settings: Pick<ReconnectSettings, 'maxReconnectAttempts'>): string {
+  const seconds = Math.max(1, Math.round(decision.delayMs / 1000));
+  const when = decision.delayMs === 0 ? 'now' : `in ${seconds} s`;
+  return `${decision.reason}${cause ? ` (${cause})` : ''}; retry ${failures} of ${settings.maxReconnectAttempts} ${when}`;
 }
 
 export function decideOnClose(ctx: CloseContext, settings: ReconnectSettings, random: () => number = Math.random): CloseDecision {
@@ -92,7 +150,7 @@ export function decideOnClose(ctx: CloseContext, settings: ReconnectSettings, ra
     return {
       action: 'stop',
       clearCredentials: loggedOut,
-      reason: `gave up after ${settings.maxReconnectAttempts} failed reconnects (last: ${describe(code)})`,
+      reason: `gave up after ${settings.maxReconnectAttempts} failed reconnects (last: ${describe(code, ctx.unreachable)})`,
     };
   }
 
@@ -113,5 +171,5 @@ export function decideOnClose(ctx: CloseContext, settings: ReconnectSettings, ra
   }
 
   const delayMs = backoffDelay(failures, settings.reconnectBaseMs, settings.reconnectMaxMs, random);
-  return { action: 'reconnect', delayMs, clearCredentials: false, reason: `${describe(code)}, retrying` };
+  return { action: 'reconnect', delayMs, clearCredentials: false, reason: describe(code, ctx.unreachable) };
 }
