@@ -23,11 +23,10 @@ export const ConfigSchema = Type.Object(
       default: null,
       description: '"sha256:<hex>" of the server secret (X-API-Secret); written by `gateway init`.',
     }),
-    retiringServerSecretHash: Type.Optional(
-      Type.Union([Type.String({ pattern: '^sha256:[0-9a-f]{64}$' }), Type.Null()], {
-        description: 'The server secret a rotation replaced, accepted until the new one was shown (written and cleared by the gateway).',
-      }),
-    ),
+    retiringServerSecretHash: Type.Union([Type.String({ pattern: '^sha256:[0-9a-f]{64}$' }), Type.Null()], {
+      default: null,
+      description: 'The secret a rotation (`init --force`) replaced, still accepted until the new one was shown (printed, delivered or used); written and cleared by the gateway.',
+    }),
     logLevel: LogLevel('info', 'Daemon log level.'),
     webhooks: section(
       {

@@ -1,11 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { rm, readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { GatewayError } from '../domain/errors.js';
 import { newMessageId } from '../domain/ids.js';
 import type { ConnectionStatus, MessageType } from '../domain/types.js';
 import type { InboundMessage } from '../schemas/events.js';
-import { ensureDir, writeFileAtomic } from '../storage/files/atomic-write.js';
+import type { AuthStateRepository } from '../storage/ports/auth-state.js';
 import { vcard } from '../sending/vcard.js';
 import type { Connection, ConnectionHooks, GroupInfo, GroupSummary, LogoutOutcome, MessageRef, NumberCheck, Outgoing } from './types.js';
 
@@ -52,7 +50,7 @@ export interface SandboxInbound {
 
 export interface SandboxOptions {
   /** Where the simulated "credentials" (paired or not) live, so a restart stays connected. */
-  authDir: string;
+  auth: AuthStateRepository;
   /** Delay before the first QR; DESIGN.md asks for under a second. */
   qrDelayMs?: number;
   /** Messages kept for `GET /sandbox/sent`. */
@@ -74,15 +72,12 @@ export class SandboxConnection implements Connection {
   private readonly actionLog: SandboxAction[] = [];
   private timer: NodeJS.Timeout | null = null;
   private running = false;
-  private readonly credsFile: string;
 
   constructor(
     readonly instanceId: string,
     private readonly hooks: ConnectionHooks,
     private readonly options: SandboxOptions,
-  ) {
-    this.credsFile = join(options.authDir, `${instanceId}.sandbox.json`);
-  }
+  ) {}
 
   get status(): ConnectionStatus {
     return this.state;
@@ -139,13 +134,8 @@ export class SandboxConnection implements Connection {
     }
   }
 
-  private async isPaired(): Promise<boolean> {
-    try {
-      await readFile(this.credsFile);
-      return true;
-    } catch {
-      return false;
-    }
+  private isPaired(): Promise<boolean> {
+    return this.options.auth.isPaired(this.instanceId).catch(() => false);
   }
 
   async stop(): Promise<void> {
@@ -158,7 +148,7 @@ export class SandboxConnection implements Connection {
   async logout(): Promise<LogoutOutcome> {
     const paired = await this.isPaired();
     await this.stop();
-    await rm(this.credsFile, { force: true });
+    await this.options.auth.remove(this.instanceId);
     return paired ? 'logged-out' : 'not-paired';
   }
 
@@ -172,8 +162,7 @@ export class SandboxConnection implements Connection {
   /** The simulated phone scans the QR (or reconnects after `disconnect`). */
   async scan(): Promise<void> {
     if (this.state === 'connected') return;
-    await ensureDir(this.options.authDir);
-    await writeFileAtomic(this.credsFile, JSON.stringify({ sandbox: true, pairedAt: new Date(this.now()).toISOString() }));
+    await this.options.auth.write(this.instanceId, { creds: JSON.stringify({ sandbox: true, pairedAt: new Date(this.now()).toISOString() }), tables: [], paired: true });
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     this.running = true;

@@ -13,6 +13,7 @@ import type { StatusReporter } from '../plans/status-reporter.js';
 import type { SendService } from '../sending/send-service.js';
 import type { CreditRepository } from '../storage/ports/credits.js';
 import type { InstanceRepository } from '../storage/ports/instances.js';
+import type { Storage } from '../storage/storage.js';
 import type { MediaRepository } from '../storage/ports/media.js';
 import type { MessageRepository } from '../storage/ports/messages.js';
 import type { StorePaths } from '../storage/files/paths.js';
@@ -37,6 +38,8 @@ export interface Core {
   /** Waits on the clock's time (real timers, or manual ones in tests). */
   readonly timers: Timers;
   readonly logger: Logger;
+  /** Every durable thing, behind its ports (features take the ports they use). */
+  readonly storage: Storage;
   readonly instances: InstanceRepository;
   readonly credits: CreditRepository;
   readonly bus: EventBus;

@@ -109,9 +109,9 @@ export async function createDaemon(parts: DaemonParts): Promise<Daemon> {
     onUpdate: (update) => hub.update(id, update),
   });
   const manager = new ConnectionManager({
-    sandboxFactory: (record, hooks) => new SandboxConnection(record.id, hooks, { authDir: paths.authDir, now: () => clock.now() }),
+    sandboxFactory: (record, hooks) => new SandboxConnection(record.id, hooks, { auth: storage.auth, now: () => clock.now() }),
     whatsappFactory: async () => {
-      const options: BaileysOptions = { dataDir, logger, settings: config.baileys, clock };
+      const options: BaileysOptions = { auth: storage.auth, logger, settings: config.baileys, clock };
       if (parts.whatsapp) return parts.whatsapp(options);
       const { createBaileysConnectionFactory } = await import('../connection/baileys/connection.js');
       return createBaileysConnectionFactory(options);
@@ -134,6 +134,7 @@ export async function createDaemon(parts: DaemonParts): Promise<Daemon> {
     clock,
     timers,
     logger,
+    storage,
     instances,
     credits,
     bus,

@@ -1,7 +1,5 @@
-import { readdir, rm } from 'node:fs/promises';
-import { join } from 'node:path';
 import type { Core } from '../core/core.js';
-import { GatewayError, storageError } from '../domain/errors.js';
+import { GatewayError } from '../domain/errors.js';
 import type { InstanceRecord, WebhookSettings } from '../schemas/instance.js';
 import type { LogoutOutcome } from '../connection/types.js';
 import type { CreatedInstance, CreateInstanceInput } from '../storage/ports/instances.js';
@@ -134,24 +132,9 @@ export class InstanceLifecycle {
     }
   }
 
-  /** Removes every file of `id`; true when there was something to remove. */
+  /** Removes everything stored for `id` (each feature's, then the storage's); true when there was something. */
   private async removeFiles(id: string): Promise<boolean> {
-    const { paths } = this.core;
-    let found = false;
-    const remove = async (path: string): Promise<void> => {
-      try {
-        await rm(path, { recursive: true, force: false });
-        found = true;
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw storageError(err, `removing ${path}`);
-      }
-    };
-    for (const removeFeatureFiles of this.removers) await removeFeatureFiles(id);
-    await this.core.credits.remove(id);
-    const auth = await readdir(paths.authDir).catch(() => [] as string[]);
-    for (const name of auth) if (name === id || name.startsWith(`${id}.`)) await remove(join(paths.authDir, name));
-    // Feature directories named after the instance (outbox, flows, messages, media): gone or going.
-    for (const dir of [paths.outboxDir, paths.flowsDir, paths.messagesDir, paths.mediaDir]) await remove(join(dir, id));
-    return found;
+    for (const removeFeatureData of this.removers) await removeFeatureData(id);
+    return this.core.storage.removeInstance(id);
   }
 }

@@ -1,3 +1,4 @@
+import type { AuthStateRepository } from './ports/auth-state.js';
 import type { CreditRepository } from './ports/credits.js';
 import type { InstanceRepository } from './ports/instances.js';
 import type { MediaRepository } from './ports/media.js';
@@ -17,6 +18,13 @@ export interface Storage {
   readonly credits: CreditRepository;
   readonly messages: MessageRepository;
   readonly media: MediaRepository;
+  /** WhatsApp sessions: credentials and Signal keys (phones stay paired wherever this is). */
+  readonly auth: AuthStateRepository;
+  /**
+   * Removes everything stored for an instance (the last step of its deletion, also of one a crash
+   * interrupted); true when there was something to remove.
+   */
+  removeInstance(instanceId: string): Promise<boolean>;
   /** Writes what is queued and closes (the daemon stops). */
   close(): Promise<void>;
 }

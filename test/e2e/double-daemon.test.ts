@@ -1,6 +1,6 @@
 import test from 'ava';
 import { existsSync } from 'node:fs';
-import { authFilePath } from '../../src/connection/baileys/auth-state.js';
+import { join } from 'node:path';
 import { startDoubleDaemon } from '../protocol-double/harness.js';
 import { parseQr } from '../protocol-double/index.js';
 import { waitFor } from '../helpers/daemon.js';
@@ -34,7 +34,7 @@ test('a new instance shows Baileys QR, a scan connects it, a restarted daemon lo
 
     const sessionsBefore = h.double.connections;
     await h.restart();
-    t.true(existsSync(authFilePath(h.dataDir, id)));
+    t.true(existsSync(join(h.dataDir, 'auth', `${id}.json`)));
     await h.waitStatus(id, key, 'connected');
     const after = h.double.sessions.slice(sessionsBefore);
     t.true(after.length >= 1);

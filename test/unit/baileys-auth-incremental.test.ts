@@ -1,10 +1,25 @@
 import test from 'ava';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { BufferJSON, type SignalDataTypeMap } from '@whiskeysockets/baileys';
-import { AuthStore, authFilePath } from '../../src/connection/baileys/auth-state.js';
+import { AuthStore, type AuthStoreOptions } from '../../src/connection/baileys/auth-state.js';
+import { FileAuthStates } from '../../src/storage/files/auth-state.js';
 import { silent } from './baileys-fake-socket.js';
+
+const authDirs = new WeakMap<AuthStore, string>();
+
+/** The files engine's store of the instance whose credentials file is `file` (DIR/<id>.json). */
+async function openStore(file: string, options: AuthStoreOptions): Promise<AuthStore> {
+  const store = await AuthStore.open(new FileAuthStates(dirname(file)), basename(file, '.json'), options);
+  authDirs.set(store, dirname(file));
+  return store;
+}
+
+function fileOf(store: AuthStore): string {
+  return join(authDirs.get(store)!, `${store.instanceId}.json`);
+}
+
 
 // The credentials file is written from cached JSON of the key tables that did not change, and not
 // at all when nothing changed (Baileys "updates" creds and its own device list with the same
@@ -12,7 +27,7 @@ import { silent } from './baileys-fake-socket.js';
 
 async function tempStore(): Promise<{ dir: string; store: AuthStore }> {
   const dir = await mkdtemp(join(tmpdir(), 'gw-auth-inc-'));
-  return { dir, store: await AuthStore.open(authFilePath(dir, 'inst-1'), { logger: silent, debounceMs: 5 }) };
+  return { dir, store: await openStore(join(dir, 'auth', 'inst-1.json'), { logger: silent, debounceMs: 5 }) };
 }
 
 /** What the whole-document JSON.stringify (the format before the cache) writes for this state. */
@@ -22,7 +37,7 @@ async function expectedText(store: AuthStore, ids: Partial<Record<keyof SignalDa
     const got = await store.state.keys.get(type, list);
     if (Object.keys(got).length > 0) keys[type] = got;
   }
-  return JSON.stringify({ format: 1, creds: store.state.creds, keys }, BufferJSON.replacer);
+  return JSON.stringify({ format: 1, paired: store.state.creds.account != null, creds: store.state.creds, keys }, BufferJSON.replacer);
 }
 
 test('the file is the same text as a whole-document JSON.stringify, through changes to one table at a time', async (t) => {
@@ -36,22 +51,22 @@ test('the file is the same text as a whole-document JSON.stringify, through chan
     'app-state-sync-version': { regular: { version: 3, hash: Buffer.alloc(128, 7), indexValueMap: { x: { valueMac: Buffer.from([1, 2]) } } } },
   });
   await store.flush();
-  t.is(await readFile(store.file, 'utf8'), await expectedText(store, { ...ids }));
+  t.is(await readFile(fileOf(store), 'utf8'), await expectedText(store, { ...ids }));
 
   // One table changes: the others come from the cache, the text is still the whole document.
   await keys.set({ session: { 'a.0': Buffer.from('three'), 'b.0': null } });
   await store.flush();
-  t.is(await readFile(store.file, 'utf8'), await expectedText(store, { ...ids }));
+  t.is(await readFile(fileOf(store), 'utf8'), await expectedText(store, { ...ids }));
 
   // Only the creds change.
   creds.me = { id: '15550001111:3@s.whatsapp.net', name: 'Me' };
   store.saveCreds();
   await store.flush();
-  t.is(await readFile(store.file, 'utf8'), await expectedText(store, { ...ids }));
+  t.is(await readFile(fileOf(store), 'utf8'), await expectedText(store, { ...ids }));
 
   // What was written reads back.
-  const again = await AuthStore.open(store.file, { logger: silent });
-  t.is(await readFile(store.file, 'utf8'), await expectedText(again, { ...ids }));
+  const again = await openStore(fileOf(store), { logger: silent });
+  t.is(await readFile(fileOf(store), 'utf8'), await expectedText(again, { ...ids }));
 });
 
 test('writing what is already there saves nothing; a real change, or an object changed in place and written back, does', async (t) => {
@@ -86,7 +101,7 @@ test('writing what is already there saves nothing; a real change, or an object c
   await keys.set({ 'sender-key-memory': { '120363000000000001@g.us': got } });
   await store.flush();
   t.is(store.writes, first + 3);
-  const text = await readFile(store.file, 'utf8');
+  const text = await readFile(fileOf(store), 'utf8');
   t.true(text.includes('15550000003:0'));
 
   // Deleting what does not exist changes nothing; deleting what does is written.
@@ -96,7 +111,7 @@ test('writing what is already there saves nothing; a real change, or an object c
   await keys.set({ 'lid-mapping': { '111': null } });
   await store.flush();
   t.is(store.writes, first + 4);
-  t.false((await readFile(store.file, 'utf8')).includes('"111"'));
+  t.false((await readFile(fileOf(store), 'utf8')).includes('"111"'));
 });
 
 test('after remove() the fresh credentials are written at the next save', async (t) => {
@@ -107,7 +122,7 @@ test('after remove() the fresh credentials are written at the next save', async 
   await store.remove();
   store.saveCreds();
   await store.flush();
-  const again = await AuthStore.open(store.file, { logger: silent });
+  const again = await openStore(fileOf(store), { logger: silent });
   t.deepEqual(again.state.creds.noiseKey.public, store.state.creds.noiseKey.public);
   t.deepEqual(await again.state.keys.get('session', ['a.0']), {});
 });

@@ -3,20 +3,32 @@ import { spawn } from 'node:child_process';
 import { watch } from 'node:fs';
 import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { proto } from '@whiskeysockets/baileys';
-import { AuthStateCorruptError, AuthStore, authFilePath } from '../../src/connection/baileys/auth-state.js';
+import { AuthStateCorruptError, AuthStore, type AuthStoreOptions } from '../../src/connection/baileys/auth-state.js';
+import { FileAuthStates } from '../../src/storage/files/auth-state.js';
 import { silent } from './baileys-fake-socket.js';
+
+const authDirs = new WeakMap<AuthStore, string>();
+
+/** The files engine's store of the instance whose credentials file is `file` (DIR/<id>.json). */
+async function openStore(file: string, options: AuthStoreOptions): Promise<AuthStore> {
+  const store = await AuthStore.open(new FileAuthStates(dirname(file)), basename(file, '.json'), options);
+  authDirs.set(store, dirname(file));
+  return store;
+}
+
+
 
 async function tempFile(): Promise<{ dir: string; file: string }> {
   const dir = await mkdtemp(join(tmpdir(), 'gw-auth-'));
-  return { dir, file: authFilePath(dir, 'inst-1') };
+  return { dir, file: join(dir, 'auth', 'inst-1.json') };
 }
 
 test('creds and keys round-trip through the file, Buffers and app-state-sync-key included', async (t) => {
   const { dir, file } = await tempFile();
-  const store = await AuthStore.open(file, { logger: silent, debounceMs: 5 });
+  const store = await openStore(file, { logger: silent, debounceMs: 5 });
   const { creds, keys } = store.state;
   creds.me = { id: '15550001111:3@s.whatsapp.net', name: 'Me' };
   creds.account = { details: Buffer.from([1, 2, 3]), accountSignature: new Uint8Array([9, 8, 7]) };
@@ -30,7 +42,7 @@ test('creds and keys round-trip through the file, Buffers and app-state-sync-key
   });
   await store.flush();
 
-  const again = await AuthStore.open(file, { logger: silent });
+  const again = await openStore(file, { logger: silent });
   t.deepEqual(again.state.creds.noiseKey.public, creds.noiseKey.public);
   t.true(Buffer.isBuffer(again.state.creds.noiseKey.private));
   t.is(again.state.creds.me?.id, '15550001111:3@s.whatsapp.net');
@@ -54,18 +66,18 @@ test('creds and keys round-trip through the file, Buffers and app-state-sync-key
 
 test('setting a key to null deletes it', async (t) => {
   const { dir, file } = await tempFile();
-  const store = await AuthStore.open(file, { logger: silent, debounceMs: 5 });
+  const store = await openStore(file, { logger: silent, debounceMs: 5 });
   await store.state.keys.set({ session: { x: Buffer.from('1'), y: Buffer.from('2') } });
   await store.state.keys.set({ session: { x: null } });
   await store.flush();
-  const again = await AuthStore.open(file, { logger: silent });
+  const again = await openStore(file, { logger: silent });
   t.deepEqual(Object.keys(await again.state.keys.get('session', ['x', 'y'])), ['y']);
   await rm(dir, { recursive: true, force: true });
 });
 
 test('a burst of updates becomes one debounced write', async (t) => {
   const { dir, file } = await tempFile();
-  const store = await AuthStore.open(file, { logger: silent, debounceMs: 30 });
+  const store = await openStore(file, { logger: silent, debounceMs: 30 });
   for (let i = 0; i < 50; i++) await store.state.keys.set({ session: { [`s${i}`]: Buffer.from([i]) } });
   // Nothing on disk yet: the quiet period has not passed.
   await t.throwsAsync(readFile(file, 'utf8'), { code: 'ENOENT' });
@@ -77,7 +89,7 @@ test('a burst of updates becomes one debounced write', async (t) => {
 
 test('a torn temp file from an interrupted write leaves the real file intact and is swept', async (t) => {
   const { dir, file } = await tempFile();
-  const store = await AuthStore.open(file, { logger: silent, debounceMs: 5 });
+  const store = await openStore(file, { logger: silent, debounceMs: 5 });
   store.state.creds.me = { id: '15550001111@s.whatsapp.net' };
   store.saveCreds();
   await store.flush();
@@ -86,7 +98,7 @@ test('a torn temp file from an interrupted write leaves the real file intact and
   const torn = join(dir, 'auth', '.inst-1.json.999999999.deadbeef.tmp');
   await writeFile(torn, original.slice(0, Math.floor(original.length / 2)));
 
-  const again = await AuthStore.open(file, { logger: silent });
+  const again = await openStore(file, { logger: silent });
   t.is(again.state.creds.me?.id, '15550001111@s.whatsapp.net');
   t.is(await readFile(file, 'utf8'), original);
   t.deepEqual((await readdir(join(dir, 'auth'))).filter((n) => n.endsWith('.tmp')), []);
@@ -96,11 +108,13 @@ test('a torn temp file from an interrupted write leaves the real file intact and
 test('killing a process in the middle of writing credentials leaves a usable session', async (t) => {
   const { dir, file } = await tempFile();
   const moduleUrl = pathToFileURL(join(process.cwd(), 'src/connection/baileys/auth-state.ts')).href;
+  const filesUrl = pathToFileURL(join(process.cwd(), 'src/storage/files/auth-state.ts')).href;
   // The child keeps rewriting a large (a few MB) credentials file until it is killed.
   const child = `
     import { pino } from 'pino';
     const { AuthStore } = await import(${JSON.stringify(moduleUrl)});
-    const store = await AuthStore.open(${JSON.stringify(file)}, { logger: pino({ level: 'silent' }), debounceMs: 1 });
+    const { FileAuthStates } = await import(${JSON.stringify(filesUrl)});
+    const store = await AuthStore.open(new FileAuthStates(${JSON.stringify(dirname(file))}), ${JSON.stringify(basename(file, '.json'))}, { logger: pino({ level: 'silent' }), debounceMs: 1 });
     store.state.creds.me = { id: '15550001111@s.whatsapp.net' };
     store.saveCreds();
     await store.flush();
@@ -138,7 +152,7 @@ test('killing a process in the middle of writing credentials leaves a usable ses
     const leftovers = (await readdir(join(dir, 'auth'))).filter((n) => n.endsWith('.tmp'));
     if (leftovers.length > 0) interrupted += 1;
 
-    const store = await AuthStore.open(file, { logger: silent });
+    const store = await openStore(file, { logger: silent });
     t.is(Buffer.from(store.state.creds.noiseKey.public).toString('base64'), noiseKey, `after a kill at ${delayMs} ms`);
     t.is(store.state.creds.me?.id, '15550001111@s.whatsapp.net');
   }
@@ -150,23 +164,23 @@ test('killing a process in the middle of writing credentials leaves a usable ses
 
 test('an unparseable credentials file is refused, not replaced by a new pairing', async (t) => {
   const { dir, file } = await tempFile();
-  const store = await AuthStore.open(file, { logger: silent, debounceMs: 5 });
+  const store = await openStore(file, { logger: silent, debounceMs: 5 });
   store.saveCreds();
   await store.flush();
   const good = await readFile(file, 'utf8');
   await writeFile(file, good.slice(0, 100));
-  const err = await t.throwsAsync(AuthStore.open(file, { logger: silent }), { instanceOf: AuthStateCorruptError });
+  const err = await t.throwsAsync(openStore(file, { logger: silent }), { instanceOf: AuthStateCorruptError });
   t.regex(err?.message ?? '', /inst-1\.json.*refusing/);
   t.is(await readFile(file, 'utf8'), good.slice(0, 100));
 
   await writeFile(file, JSON.stringify({ format: 1, creds: {}, keys: {} }));
-  await t.throwsAsync(AuthStore.open(file, { logger: silent }), { instanceOf: AuthStateCorruptError, message: /incomplete/ });
+  await t.throwsAsync(openStore(file, { logger: silent }), { instanceOf: AuthStateCorruptError, message: /incomplete/ });
   await rm(dir, { recursive: true, force: true });
 });
 
 test('remove() deletes the file, starts fresh and ignores late writes of the old session', async (t) => {
   const { dir, file } = await tempFile();
-  const store = await AuthStore.open(file, { logger: silent, debounceMs: 5 });
+  const store = await openStore(file, { logger: silent, debounceMs: 5 });
   const old = store.state;
   old.creds.account = { details: Buffer.from('x') };
   store.saveCreds();
@@ -187,7 +201,7 @@ test('remove() deletes the file, starts fresh and ignores late writes of the old
 
 test('the file is written with mode 0600', async (t) => {
   const { dir, file } = await tempFile();
-  const store = await AuthStore.open(file, { logger: silent, debounceMs: 5 });
+  const store = await openStore(file, { logger: silent, debounceMs: 5 });
   store.saveCreds();
   await store.flush();
   const { stat } = await import('node:fs/promises');

@@ -12,6 +12,7 @@ import { pino } from 'pino';
 import { BaileysConnection, type BaileysSettings, type SocketLike } from '../../src/connection/baileys/connection.js';
 import type { MessageUpdate, StatusChange } from '../../src/connection/types.js';
 import type { InboundMessage } from '../../src/schemas/events.js';
+import { FileAuthStates } from '../../src/storage/files/auth-state.js';
 
 export const silent = pino({ level: 'silent' });
 
@@ -211,7 +212,7 @@ export async function makeHarness(options: HarnessOptions = {}): Promise<Harness
       },
     },
     {
-      dataDir,
+      auth: new FileAuthStates(join(dataDir, 'auth')),
       logger: silent,
       settings: { ...fastSettings, ...options.settings },
       random: () => 0.5,

@@ -1,5 +1,3 @@
-import { readdir, readFile, rm } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
 import type { Logger } from 'pino';
 import {
   BufferJSON,
@@ -11,22 +9,19 @@ import {
   type SignalDataTypeMap,
   type SignalKeyStore,
 } from '@whiskeysockets/baileys';
-import { ensureDir, writeFileAtomic } from '../../storage/files/atomic-write.js';
-import { errorMessage, GatewayError } from '../../domain/errors.js';
+import { GatewayError } from '../../domain/errors.js';
 import { isRecord } from '../../domain/guards.js';
+import type { AuthSnapshot, AuthStateRepository, StoredAuth } from '../../storage/ports/auth-state.js';
 
 /**
- * One instance's Baileys credentials and Signal keys, held in memory and saved as ONE JSON file.
- *
- * One file rather than one per key: every save is a snapshot of creds and keys taken at a single
- * moment, so a crash can never leave creds that point at pre-keys which were not written (the
- * failure mode of per-key files). Sessions and pre-keys are small; the file stays in the low MB.
+ * One instance's Baileys credentials and Signal keys, held in memory and saved through the auth
+ * state port as one snapshot: creds and keys taken at a single moment, so a crash can never leave
+ * creds that point at pre-keys which were not written (the failure mode of per-key writes).
  */
 
 type KeyType = keyof SignalDataTypeMap;
 type KeyTable = Map<string, unknown>;
 
-const FORMAT = 1;
 /** How long the JSON of unchanged key tables is kept after a write (see AuthStore.tableJson). */
 const TABLE_CACHE_MS = 30_000;
 
@@ -41,22 +36,20 @@ function sameValue(stored: unknown, next: unknown): boolean {
   return JSON.stringify(stored, BufferJSON.replacer) === JSON.stringify(next, BufferJSON.replacer);
 }
 
-interface AuthFile {
-  format: number;
-  creds: AuthenticationCreds;
-  keys: Record<string, Record<string, unknown>>;
-}
-
-/** The credentials file exists but cannot be used; pairing afresh over it would lose the session. */
+/** The stored state cannot be used; pairing afresh over it would lose the session. */
 export class AuthStateCorruptError extends GatewayError {
   constructor(
-    readonly file: string,
+    readonly instanceId: string,
     detail: string,
+    /** The engine's own message (it names where the state is), used as is. */
+    message?: string,
   ) {
     super(
       'STORE_CORRUPT',
-      `credentials file ${file} is unreadable (${detail}); refusing to start a new pairing over it. ` +
-        'Restore it from a backup, or delete it (or log the instance out) to pair again.',
+      message ??
+        `credentials of ${instanceId} are unreadable (${detail}); refusing to start a new pairing over them. ` +
+          'Restore them from a backup, or delete them (or log the instance out) to pair again.',
+      { publicMessage: 'the stored WhatsApp credentials of this instance are unreadable and were left untouched; log the instance out to pair again' },
     );
     this.name = 'AuthStateCorruptError';
   }
@@ -68,64 +61,14 @@ export interface AuthStoreOptions {
   debounceMs?: number;
 }
 
-/** Path of an instance's credentials file under the data dir. */
-export function authFilePath(dataDir: string, instanceId: string): string {
-  return join(dataDir, 'auth', `${instanceId}.json`);
-}
-
-
-function parseAuthFile(file: string, text: string): AuthFile {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text, BufferJSON.reviver) as unknown;
-  } catch (err) {
-    throw new AuthStateCorruptError(file, `not valid JSON: ${errorMessage(err)}`);
-  }
-  if (!isRecord(parsed)) throw new AuthStateCorruptError(file, 'not a JSON object');
-  if (parsed.format !== FORMAT) throw new AuthStateCorruptError(file, `unknown format ${String(parsed.format)}`);
-  const { creds, keys } = parsed;
+/** The creds Baileys needs first must be there; the rest is Baileys' own output. */
+function checkStored(instanceId: string, stored: StoredAuth): { creds: AuthenticationCreds; keys: Record<string, Record<string, unknown>> } {
+  const { creds, keys } = stored;
   if (!isRecord(creds) || !isRecord(creds.noiseKey) || !isRecord(creds.signedIdentityKey) || typeof creds.advSecretKey !== 'string') {
-    throw new AuthStateCorruptError(file, 'creds are incomplete');
+    throw new AuthStateCorruptError(instanceId, 'creds are incomplete');
   }
-  if (!isRecord(keys) || !Object.values(keys).every(isRecord)) throw new AuthStateCorruptError(file, 'keys are malformed');
-  return {
-    format: FORMAT,
-    // Shape checked above for the fields Baileys needs first; the rest is Baileys' own output.
-    creds: creds as unknown as AuthenticationCreds,
-    keys: keys as Record<string, Record<string, unknown>>,
-  };
-}
-
-/**
- * Removes temp files left by a writer that died mid-write. Only those of processes that are gone:
- * a live writer's temp file is about to be renamed.
- */
-async function sweepTempFiles(file: string, logger: Logger): Promise<void> {
-  const dir = dirname(file);
-  const prefix = `.${basename(file)}.`;
-  let names: string[];
-  try {
-    names = await readdir(dir);
-  } catch {
-    return;
-  }
-  for (const name of names) {
-    if (!name.startsWith(prefix) || !name.endsWith('.tmp')) continue;
-    const pid = Number(name.slice(prefix.length).split('.')[0]);
-    if (Number.isInteger(pid) && pid !== process.pid && processAlive(pid)) continue;
-    logger.info({ file: join(dir, name) }, 'removing temp file of an interrupted credentials write');
-    await rm(join(dir, name), { force: true }).catch(() => undefined);
-  }
-}
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    // EPERM: it exists but belongs to someone else.
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
+  if (!Object.values(keys).every(isRecord)) throw new AuthStateCorruptError(instanceId, 'keys are malformed');
+  return { creds: creds as unknown as AuthenticationCreds, keys: keys as Record<string, Record<string, unknown>> };
 }
 
 export class AuthStore {
@@ -140,10 +83,10 @@ export class AuthStore {
   private tableJson = new Map<KeyType, string>();
   /** Frees tableJson once writes stop coming: it is for bursts (logins, a busy chat), not for idle sessions. */
   private cacheTimer: NodeJS.Timeout | null = null;
-  /** The creds JSON of the file on disk (null: no file yet, or removed). */
+  /** The creds JSON as last stored (null: nothing stored yet, or removed). */
   private writtenCreds: string | null;
-  /** A key table changed since the last write. */
-  private tablesChanged = false;
+  /** Key tables changed since the last write that succeeded. */
+  private changedTables = new Set<KeyType>();
   private writeCount = 0;
   /** Bumped by remove(): key writes from a socket of the removed session must not leak into the next. */
   private epoch = 0;
@@ -154,9 +97,10 @@ export class AuthStore {
   private readonly debounceMs: number;
 
   private constructor(
-    readonly file: string,
+    private readonly repo: AuthStateRepository,
+    readonly instanceId: string,
     private readonly logger: Logger,
-    loaded: AuthFile | null,
+    loaded: { creds: AuthenticationCreds; keys: Record<string, Record<string, unknown>> } | null,
     options: AuthStoreOptions,
   ) {
     this.debounceMs = options.debounceMs ?? 300;
@@ -172,27 +116,19 @@ export class AuthStore {
   }
 
   /**
-   * Loads the credentials at `file`, or fresh ones when there is none. Throws
-   * AuthStateCorruptError when the file exists but does not parse: that must be a human decision.
+   * Loads an instance's stored credentials, or fresh ones when there are none. Throws
+   * AuthStateCorruptError when they exist but cannot be used: that must be a human decision.
    */
-  static async open(file: string, options: AuthStoreOptions): Promise<AuthStore> {
-    await ensureDir(dirname(file));
-    await sweepTempFiles(file, options.logger);
-    let text: string | null = null;
+  static async open(repo: AuthStateRepository, instanceId: string, options: AuthStoreOptions): Promise<AuthStore> {
+    let stored: StoredAuth | null;
     try {
-      text = await readFile(file, 'utf8');
+      stored = await repo.read(instanceId, BufferJSON.reviver);
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') {
-        throw new AuthStateCorruptError(file, `cannot read it: ${errorMessage(err)}`);
-      }
+      if (err instanceof GatewayError && err.code === 'STORE_CORRUPT') throw new AuthStateCorruptError(instanceId, err.message, err.message);
+      throw err;
     }
-    const loaded = text === null ? null : parseAuthFile(file, text);
-    return new AuthStore(file, options.logger, loaded, options);
-  }
-
-  /** Deletes the credentials file of an instance whose store may be unopenable (corrupt). */
-  static async removeFile(file: string): Promise<void> {
-    await rm(file, { force: true });
+    const loaded = stored === null ? null : checkStored(instanceId, stored);
+    return new AuthStore(repo, instanceId, options.logger, loaded, options);
   }
 
   /** The state to hand to makeWASocket; the same object until remove(). */
@@ -232,12 +168,12 @@ export class AuthStore {
       this.timer = null;
     }
     if (this.writing) await this.writing.catch(() => undefined);
-    await rm(this.file, { force: true });
+    await this.repo.remove(this.instanceId);
     this.creds = initAuthCreds();
     this.keys = new Map();
     this.tableJson = new Map();
     this.writtenCreds = null;
-    this.tablesChanged = true;
+    this.changedTables = new Set(this.keys.keys());
     this.currentState = this.makeState();
   }
 
@@ -279,19 +215,19 @@ export class AuthStore {
           }
           if (tableChanged) {
             this.tableJson.delete(type);
+            this.changedTables.add(type);
             changed = true;
           }
         }
         // Baileys writes the same values again at every login (its own device list, …): nothing to save.
         if (!changed) return;
-        this.tablesChanged = true;
         this.markDirty();
       },
       clear: () => {
         if (epoch !== this.epoch) return;
+        for (const type of this.keys.keys()) this.changedTables.add(type);
         this.keys = new Map();
         this.tableJson = new Map();
-        this.tablesChanged = true;
         this.markDirty();
       },
     };
@@ -311,22 +247,28 @@ export class AuthStore {
   }
 
   /**
-   * The file: `{"format":1,"creds":…,"keys":{"<type>":{…},…}}`, the same text JSON.stringify of the
-   * whole document with BufferJSON.replacer gives, built from the cached JSON of unchanged tables.
-   * Values are replaced, never changed in place, by Baileys (every change goes through set()).
+   * One moment of creds and keys for the port: each table's JSON from the cache while it is
+   * unchanged (valid until the engine's first await: tables change after). Values are replaced,
+   * never changed in place, by Baileys (every change goes through set()).
    */
-  private serialise(creds: string): string {
-    const tables: string[] = [];
+  private snapshot(creds: string): AuthSnapshot {
+    const tables: Array<{ type: string; changed: boolean; json(): string }> = [];
     for (const [type, table] of this.keys) {
       if (table.size === 0) continue;
-      let json = this.tableJson.get(type);
-      if (json === undefined) {
-        json = JSON.stringify(Object.fromEntries(table), BufferJSON.replacer);
-        this.tableJson.set(type, json);
-      }
-      tables.push(`${JSON.stringify(type)}:${json}`);
+      tables.push({
+        type,
+        changed: this.changedTables.has(type),
+        json: () => {
+          let json = this.tableJson.get(type);
+          if (json === undefined) {
+            json = JSON.stringify(Object.fromEntries(table), BufferJSON.replacer);
+            this.tableJson.set(type, json);
+          }
+          return json;
+        },
+      });
     }
-    return `{"format":${FORMAT},"creds":${creds},"keys":{${tables.join(',')}}}`;
+    return { creds, tables, paired: this.creds.account != null };
   }
 
   private expireTableCache(): void {
@@ -364,22 +306,23 @@ export class AuthStore {
     // Snapshot synchronously, so the file is one consistent moment of creds + keys.
     const creds = JSON.stringify(this.creds, BufferJSON.replacer);
     // Baileys reports creds "updated" at every login with the same values: the file already says that.
-    if (!this.tablesChanged && creds === this.writtenCreds) return Promise.resolve();
-    const data = this.serialise(creds);
-    this.tablesChanged = false;
+    if (this.changedTables.size === 0 && creds === this.writtenCreds) return Promise.resolve();
+    const snapshot = this.snapshot(creds);
+    const changed = this.changedTables;
+    this.changedTables = new Set();
     const epoch = this.epoch;
     const write = (async () => {
       try {
         if (epoch !== this.epoch) return;
-        await writeFileAtomic(this.file, data);
+        await this.repo.write(this.instanceId, snapshot);
         this.writeCount += 1;
         if (epoch === this.epoch) this.writtenCreds = creds;
         this.expireTableCache();
       } catch (err) {
-        this.logger.error({ err, file: this.file }, 'saving credentials failed; will retry');
+        this.logger.error({ err, instanceId: this.instanceId }, 'saving credentials failed; will retry');
         if (epoch === this.epoch) {
           this.dirty = true;
-          this.tablesChanged = true;
+          for (const type of changed) this.changedTables.add(type);
         }
         throw err;
       } finally {

@@ -7,14 +7,13 @@ import { phoneDigits } from '../../domain/phone.js';
 import type { ConnectionStatus } from '../../domain/types.js';
 import type { InstanceRecord } from '../../schemas/instance.js';
 import type { Connection, ConnectionFactory, ConnectionHooks, GroupInfo, GroupSummary, LogoutOutcome, MessageRef, MessageUpdate, NumberCheck, Outgoing, StatusChange } from '../types.js';
-import { AuthStateCorruptError, authFilePath, type AuthStore } from './auth-state.js';
+import { AuthStateCorruptError, type AuthStore } from './auth-state.js';
 import { InboundQueue } from './inbound.js';
 import { LoginGate } from './login-gate.js';
 import { LazyAuthStore } from './lazy-store.js';
 import { foldedStatuses, statusOf, withImplied, type LidResolver } from './mapping.js';
 import type { BaileysOptions, MakeSocket, SocketLike } from './options.js';
 import { closeCause, closeCode, messageKey, sendOptions, toContent, toJid, withTimeout } from './outgoing.js';
-import { isPaired } from '../../storage/files/auth-files.js';
 import { CLOSE_CODES, decideOnClose, retryingReason, unreachableCause } from './reconnect.js';
 import { RecentQuotables, RecentSends } from './recent-sends.js';
 import { withSharedTransactionStorage } from './shared-async-storage.js';
@@ -73,7 +72,7 @@ export class BaileysConnection implements Connection {
   ) {
     this.log = options.logger.child({ instanceId, component: 'baileys-connection' });
     this.baileysLog = options.logger.child({ instanceId, component: 'baileys' }, { level: options.settings.logLevel || 'warn' });
-    this.store = new LazyAuthStore(authFilePath(options.dataDir, instanceId), this.log, options.authDebounceMs);
+    this.store = new LazyAuthStore(options.auth, instanceId, this.log, options.authDebounceMs);
     const clock: Clock = options.clock ?? systemClock;
     this.inbound = new InboundQueue(this.hooks, clock, this.log);
     this.makeSocket = options.makeSocket ?? makeWASocket;
@@ -90,11 +89,6 @@ export class BaileysConnection implements Connection {
 
   get reason(): string | null {
     return this.currentReason;
-  }
-
-  /** Path of this instance's credentials file. */
-  get authFile(): string {
-    return this.store.file;
   }
 
   /**
@@ -122,7 +116,7 @@ export class BaileysConnection implements Connection {
 
   async logout(options: { timeoutMs?: number } = {}): Promise<LogoutOutcome> {
     const existing = await this.store.existing();
-    const paired = existing?.paired ?? isPaired(this.options.dataDir, this.instanceId);
+    const paired = existing?.paired ?? (await this.options.auth.isPaired(this.instanceId));
     if (!paired) {
       await this.discard();
       return 'not-paired';

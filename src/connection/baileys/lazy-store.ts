@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import { AuthStore } from './auth-state.js';
+import type { AuthStateRepository } from '../../storage/ports/auth-state.js';
 
 /**
  * A connection's handle on its AuthStore: opened on first connect and then kept for the life of
@@ -11,7 +12,8 @@ export class LazyAuthStore {
   private opening: Promise<AuthStore> | null = null;
 
   constructor(
-    readonly file: string,
+    private readonly repo: AuthStateRepository,
+    readonly instanceId: string,
     private readonly logger: Logger,
     private readonly debounceMs: number | undefined,
   ) {}
@@ -19,7 +21,7 @@ export class LazyAuthStore {
   open(): Promise<AuthStore> {
     if (this.store) return Promise.resolve(this.store);
     if (!this.opening) {
-      const opening = AuthStore.open(this.file, {
+      const opening = AuthStore.open(this.repo, this.instanceId, {
         logger: this.logger,
         ...(this.debounceMs === undefined ? {} : { debounceMs: this.debounceMs }),
       });
@@ -53,10 +55,10 @@ export class LazyAuthStore {
     }
   }
 
-  /** Deletes the credentials, also when the file could not be opened (corrupt). */
+  /** Deletes the credentials, also when they could not be opened (corrupt). */
   async remove(): Promise<void> {
     const store = await this.existing();
     if (store) await store.remove();
-    else await AuthStore.removeFile(this.file);
+    else await this.repo.remove(this.instanceId);
   }
 }

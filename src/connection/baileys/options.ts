@@ -1,5 +1,6 @@
 import type { UserFacingSocketConfig, WASocket } from '@whiskeysockets/baileys';
 import type { Logger } from 'pino';
+import type { AuthStateRepository } from '../../storage/ports/auth-state.js';
 import type { Clock } from '../../domain/clock.js';
 import type { GatewayConfig } from '../../config/schema.js';
 import type { LoginGate } from './login-gate.js';
@@ -26,7 +27,8 @@ export type SocketLike = Pick<
 export type MakeSocket = (config: UserFacingSocketConfig) => SocketLike;
 
 export interface BaileysOptions {
-  dataDir: string;
+  /** Where each instance's credentials and keys are stored. */
+  auth: AuthStateRepository;
   logger: Logger;
   settings: BaileysSettings;
   clock?: Clock;

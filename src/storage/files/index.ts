@@ -1,9 +1,14 @@
+import { existsSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { Logger } from 'pino';
+import { storageError } from '../../domain/errors.js';
 import type { GatewayConfig } from '../../config/schema.js';
 import { DAY_MS, type Clock } from '../../domain/clock.js';
 import type { Timers } from '../../domain/timers.js';
 import type { Storage } from '../storage.js';
 import { ensureDir } from './atomic-write.js';
+import { FileAuthStates } from './auth-state.js';
 import { CreditLedger } from './credit-ledger.js';
 import { CreditStore } from './credits.js';
 import { InstanceStore } from './instances.js';
@@ -34,6 +39,7 @@ export async function openFileStorage(options: FileStorageOptions): Promise<Stor
   const credits = new CreditLedger(new CreditStore(dataDir), logger);
   await credits.open(instances.list().map((r) => r.id));
   const media = new MediaFiles(paths.mediaDir, { keepMs: config.media.keepDays * DAY_MS, maxBytesPerInstance: config.media.maxStoreBytes });
+  const auth = new FileAuthStates(paths.authDir);
   const messages = new MessageStore({ root: paths.messagesDir, history: config.history, media, clock, timers, logger });
   return {
     engine: 'files',
@@ -41,6 +47,26 @@ export async function openFileStorage(options: FileStorageOptions): Promise<Stor
     credits,
     messages,
     media,
+    auth,
+    async removeInstance(id) {
+      // Whatever an interrupted delete left counts as found (the delete is then finished).
+      const creditStore = new CreditStore(dataDir);
+      let found = [creditStore.journalFile(id), paths.credits(id), auth.file(id), join(paths.authDir, `${id}.sandbox.json`)].some((f) => existsSync(f));
+      await credits.remove(id);
+      await auth.remove(id);
+      await messages.removeInstance(id);
+      // Every folder named after the instance (outbox, flows, messages, media).
+      const remove = async (path: string): Promise<void> => {
+        try {
+          await rm(path, { recursive: true, force: false });
+          found = true;
+        } catch (err) {
+          if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw storageError(err, `removing ${path}`);
+        }
+      };
+      for (const dir of [paths.outboxDir, paths.flowsDir, paths.messagesDir, paths.mediaDir]) await remove(join(dir, id));
+      return found;
+    },
     async close() {
       await messages.stop();
       await credits.close();

@@ -1,0 +1,36 @@
+/**
+ * A WhatsApp session's stored state: the account's credentials and its Signal key tables, as JSON
+ * text (the connection layer owns the encoding: Baileys' BufferJSON). An engine stores a snapshot
+ * as one consistent moment, so creds never point at keys that were not stored with them.
+ */
+export interface AuthSnapshot {
+  /** The creds, as JSON. */
+  creds: string;
+  /**
+   * Every key table, by type: `json()` gives its JSON (called only for what the engine writes),
+   * `changed` whether it changed since the last write that succeeded.
+   */
+  tables: ReadonlyArray<{ type: string; changed: boolean; json(): string }>;
+  /** Whether the creds hold a linked account (a phone is paired). */
+  paired: boolean;
+}
+
+/** A stored state, parsed (with the connection layer's reviver). */
+export interface StoredAuth {
+  creds: unknown;
+  keys: Record<string, unknown>;
+}
+
+export interface AuthStateRepository {
+  /**
+   * The stored state of an instance, or null when it has none. Throws STORE_CORRUPT when it exists
+   * but cannot be read: pairing afresh over it would lose the session (that is a human decision).
+   */
+  read(instanceId: string, reviver: (key: string, value: unknown) => unknown): Promise<StoredAuth | null>;
+  /** Stores a snapshot (replacing the previous one whole, or the tables that changed). */
+  write(instanceId: string, snapshot: AuthSnapshot): Promise<void>;
+  /** Forgets the session (logout, delete): also a state that cannot be read. */
+  remove(instanceId: string): Promise<void>;
+  /** Whether a phone is paired (a linked account is stored), without loading the state. */
+  isPaired(instanceId: string): Promise<boolean>;
+}
