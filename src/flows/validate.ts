@@ -3,7 +3,7 @@ import { GatewayError } from '../domain/errors.js';
 import { isRecord } from '../domain/guards.js';
 import { issues } from '../schemas/check.js';
 import { RegexRefused, SafeRegex } from './safe-regex.js';
-import { FlowShape, NODE_SCHEMAS, RULE_SCHEMAS } from './schema.js';
+import { FlowShape, NODE_SCHEMAS, RULE_SCHEMAS } from './node-schemas.js';
 import { FLOW_LIMITS, type Flow, type FlowNode, type Rule } from './types.js';
 
 /**
