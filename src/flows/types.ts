@@ -61,6 +61,29 @@ export const FLOW_LIMITS = {
   regexRepeat: 100,
   /** Compiled regex program size in RE2 instructions (counted repetition expanded). */
   regexProgram: 2_000,
+  /**
+   * Case-folding steps a regex's character classes cost to compile (regex-syntax.ts): about 30 ns
+   * each warm, so `[\x80-\uffff]` (65,408) is 2 ms.
+   */
+  regexSpan: 70_000,
+  /**
+   * RE2 instructions of all the regexes of one condition node. A message is matched against one
+   * node's rules; where re2js's DFA gives up (a pattern such as `[ab]*a[ab]{99}q`) matching costs
+   * up to ~90 ns per input character and instruction, so 5,000 is ~1.8 s for 4,096 characters
+   * (cut off by matchBudgetMs) where issue 21's 49 rules of 1,249 took 13.7 s.
+   */
+  regexNodeProgram: 5_000,
+  /** RE2 instructions of all the regexes of a flow: what saving or loading it compiles (0.5-2 µs each). */
+  regexFlowProgram: 50_000,
+  /** Case-folding steps of all the regexes of a flow (regexSpan). */
+  regexFlowSpan: 500_000,
+  /** Regex rules in a flow: each costs a little to compile whatever its size. */
+  regexes: 500,
+  /**
+   * Time the matching worker may spend on one message's regexes (milliseconds); past it the rule
+   * being tried and the regex rules after it count as not matched.
+   */
+  matchBudgetMs: 200,
   /** Message nodes one inbound message may send in a row (including a handover's text). */
   messageChain: 10,
 } as const;

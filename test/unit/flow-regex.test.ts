@@ -5,7 +5,7 @@ import { FLOW_LIMITS } from '../../src/flows/types.js';
 // Rules guarded: flow regexes keep JavaScript's meaning (case-insensitive, no flags) while running
 // on re2js in linear time; what RE2 cannot run is refused with the reason named.
 
-const LIMITS = { repeat: FLOW_LIMITS.regexRepeat, program: FLOW_LIMITS.regexProgram };
+const LIMITS = { repeat: FLOW_LIMITS.regexRepeat, program: FLOW_LIMITS.regexProgram, span: FLOW_LIMITS.regexSpan };
 const compile = (src: string) => SafeRegex.compile(src, LIMITS);
 
 const PATTERNS = [
