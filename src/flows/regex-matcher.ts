@@ -34,6 +34,9 @@ interface Live {
   ready: Promise<void>;
 }
 
+/** Idle owners whose last turn is remembered. */
+const KEEP_OWNERS = 1_000;
+
 /** Compiled patterns the worker keeps between messages (two flows at their limits). */
 const KEEP = { patterns: 1_000, program: 100_000 };
 
@@ -43,15 +46,17 @@ const KEEP = { patterns: 1_000, program: 100_000 };
  * Each message gets `budgetMs` of the worker; when that runs out the worker is ended (the only way
  * to stop re2js in the middle of a match) and a fresh one started for the next message, and the
  * answer is `budget` with the pattern that was running. Waiting messages are taken from each owner
- * (an instance) in turn, so one instance's hostile traffic delays others by at most one budget.
+ * (an instance) in turn: a message waits for at most one message (one budget) of each other owner
+ * with messages waiting, however many one hostile owner has queued.
  */
 export class RegexMatcher {
   private live: Live | null = null;
-  /** Per owner, in arrival order; the owner at the front of the map goes next, then to the back. */
-  private readonly waiting = new Map<string, Job[]>();
+  /** Per owner: messages waiting, in arrival order, and when the owner was last served (turn number). */
+  private readonly waiting = new Map<string, { jobs: Job[]; served: number }>();
   private pumping = false;
   private stopped = false;
   private seq = 0;
+  private turns = 0;
 
   constructor(private readonly options: RegexMatcherOptions) {}
 
@@ -61,8 +66,8 @@ export class RegexMatcher {
     if (this.stopped) return Promise.resolve({ kind: 'failed', reason: 'the matcher is stopped' });
     return new Promise((resolve) => {
       const queue = this.waiting.get(owner);
-      if (queue) queue.push({ patterns, text, resolve });
-      else this.waiting.set(owner, [{ patterns, text, resolve }]);
+      if (queue) queue.jobs.push({ patterns, text, resolve });
+      else this.waiting.set(owner, { jobs: [{ patterns, text, resolve }], served: 0 });
       void this.pump();
     });
   }
@@ -70,21 +75,22 @@ export class RegexMatcher {
   /** Ends the worker; waiting messages get `failed`. */
   async stop(): Promise<void> {
     this.stopped = true;
-    for (const queue of this.waiting.values()) for (const job of queue) job.resolve({ kind: 'failed', reason: 'the matcher is stopped' });
+    for (const queue of this.waiting.values()) for (const job of queue.jobs.splice(0)) job.resolve({ kind: 'failed', reason: 'the matcher is stopped' });
     this.waiting.clear();
     const live = this.live;
     this.live = null;
     if (live) await live.worker.terminate();
   }
 
+  /** The oldest message of the owner with messages waiting that was served least recently. */
   private next(): Job | undefined {
-    const front = this.waiting.entries().next();
-    if (front.done) return undefined;
-    const [owner, queue] = front.value;
-    const job = queue.shift()!;
-    this.waiting.delete(owner);
-    if (queue.length > 0) this.waiting.set(owner, queue);
-    return job;
+    let pick: { jobs: Job[]; served: number } | undefined;
+    for (const queue of this.waiting.values()) if (queue.jobs.length > 0 && (pick === undefined || queue.served < pick.served)) pick = queue;
+    if (pick === undefined) return undefined;
+    pick.served = ++this.turns;
+    // Owners are kept while idle so that their turn is remembered; past many, the idle ones go.
+    if (this.waiting.size > KEEP_OWNERS) for (const [owner, queue] of this.waiting) if (queue.jobs.length === 0 && queue !== pick) this.waiting.delete(owner);
+    return pick.jobs.shift();
   }
 
   private async pump(): Promise<void> {

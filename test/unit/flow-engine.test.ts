@@ -121,3 +121,52 @@ test('matcher input is trimmed and cut to 4 KiB', (t) => {
   t.is(matchInput('x'.repeat(70_000)).length, 4096);
   t.is(matchInput(undefined), '');
 });
+
+test('regex rules before the first cheap match are asked together; a cut-off answer counts them as not matched and names the rule', async (t) => {
+  const flow = compileFlow({
+    name: 'x',
+    start: 'c',
+    nodes: {
+      c: {
+        type: 'condition',
+        rules: [
+          { regex: '^r0$', next: 'm0' },
+          { equals: 'zzz', next: 'm1' },
+          { regex: '^r2$', next: 'm2' },
+          { contains: 'hello', next: 'm3' },
+          { regex: '^r4$', next: 'm4' },
+        ],
+        else: 'm5',
+      },
+      ...Object.fromEntries([0, 1, 2, 3, 4, 5].map((i) => [`m${i}`, { type: 'message', text: `m${i}` }])),
+    },
+  });
+  const asked: string[][] = [];
+  const answering =
+    (outcome: Awaited<ReturnType<FirstMatch>>): FirstMatch =>
+    async (patterns) => {
+      asked.push([...patterns]);
+      return outcome;
+    };
+  const plan = await run(flow, null, { text: 'hello', ...who }, answering({ kind: 'none' }));
+  t.deepEqual(asked.pop(), ['^r0$', '^r2$'], 'not ^r4$: "hello" takes rules[3] before it');
+  t.deepEqual(plan.sends, ['m3']);
+  t.is(plan.regexTrouble, null);
+  t.deepEqual((await run(flow, null, { text: 'hello', ...who }, answering({ kind: 'matched', index: 1 }))).sends, ['m2']);
+
+  const cut = await run(flow, null, { text: 'hello', ...who }, answering({ kind: 'budget', at: 1 }));
+  t.deepEqual(cut.sends, ['m3'], 'the regexes count as not matched; the cheap rule after them still applies');
+  t.deepEqual(cut.regexTrouble, { node: 'c', rule: 2, kind: 'budget' });
+
+  const none = await run(flow, null, { text: 'nothing', ...who }, answering({ kind: 'budget', at: 0 }));
+  t.deepEqual(asked.pop(), ['^r0$', '^r2$', '^r4$']);
+  t.deepEqual(none.sends, ['m5']);
+  t.deepEqual(none.regexTrouble, { node: 'c', rule: 0, kind: 'budget' });
+  const failed = await run(flow, null, { text: 'nothing', ...who }, answering({ kind: 'failed', reason: 'broken' }));
+  t.deepEqual(failed.sends, ['m5']);
+  t.deepEqual(failed.regexTrouble, { node: 'c', rule: 0, kind: 'failed', reason: 'broken' });
+
+  asked.length = 0;
+  t.deepEqual((await run(flow, null, { text: 'zzz', ...who }, answering({ kind: 'matched', index: 0 }))).sends, ['m0'], 'a regex before a matching cheap rule still wins');
+  t.deepEqual(asked, [['^r0$']]);
+});
