@@ -112,6 +112,7 @@ export class RegexMatcher {
       return { kind: 'failed', reason: `the regex worker did not start: ${errorMessage(err)}` };
     }
     if (this.stopped) return { kind: 'failed', reason: 'the matcher is stopped' };
+    if (this.live !== live) return { kind: 'failed', reason: 'the regex worker stopped' };
     const id = ++this.seq;
     return new Promise<MatchOutcome>((resolve) => {
       let settled = false;

@@ -73,12 +73,18 @@ export const FLOW_LIMITS = {
    * (cut off by matchBudgetMs) where issue 21's 49 rules of 1,249 took 13.7 s.
    */
   regexNodeProgram: 5_000,
-  /** RE2 instructions of all the regexes of a flow: what saving or loading it compiles (0.5-2 µs each). */
+  // What saving or loading a flow compiles, on the event loop, is bounded by the next four.
+  // Measured warm on a shared 2-core machine: ~0.25 µs per instruction a repetition expands,
+  // 1-5 µs per character of source (classes such as \S or `.` are the dearest), 0.1-0.2 ms per
+  // regex, ~30 ns per case-folding step.
+  /** RE2 instructions of all the regexes of a flow. */
   regexFlowProgram: 50_000,
+  /** Characters of all the regexes of a flow. */
+  regexFlowSource: 20_000,
   /** Case-folding steps of all the regexes of a flow (regexSpan). */
   regexFlowSpan: 500_000,
-  /** Regex rules in a flow: each costs a little to compile whatever its size. */
-  regexes: 500,
+  /** Regex rules in a flow. */
+  regexes: 200,
   /**
    * Time the matching worker may spend on one message's regexes (milliseconds); past it the rule
    * being tried and the regex rules after it count as not matched.

@@ -29,6 +29,7 @@ const REGEX_LIMITS: RegexLimits = { repeat: FLOW_LIMITS.regexRepeat, program: FL
 /** What the regexes seen so far add up to, in the flow and in the condition node being read. */
 interface RegexTally {
   count: number;
+  source: number;
   program: number;
   span: number;
   nodeProgram: number;
@@ -63,6 +64,7 @@ function tallyRegex(source: string, where: string, id: string, tally: RegexTally
   const cost = regexCost(source);
   if ('refused' in cost) throw new FlowValidationError(`${where}.regex refused: ${cost.refused}`, id);
   tally.count += 1;
+  tally.source += source.length;
   tally.nodeProgram += cost.size;
   tally.program += cost.size;
   tally.span += cost.span;
@@ -73,6 +75,7 @@ function tallyRegex(source: string, where: string, id: string, tally: RegexTally
       `the regexes of this condition node add up to ${tally.nodeProgram} RE2 steps once repetitions are expanded (limit ${FLOW_LIMITS.regexNodeProgram} per condition node, the most one message is matched against)`,
     );
   }
+  if (tally.source > FLOW_LIMITS.regexFlowSource) throw over(`the regexes of the flow add up to ${tally.source} characters (limit ${FLOW_LIMITS.regexFlowSource} per flow)`);
   if (tally.program > FLOW_LIMITS.regexFlowProgram) throw over(`the regexes of the flow add up to ${tally.program} RE2 steps once repetitions are expanded (limit ${FLOW_LIMITS.regexFlowProgram} per flow)`);
   if (tally.span > FLOW_LIMITS.regexFlowSpan) throw over(`the character ranges of the flow's regexes add up to ${tally.span} characters to fold case in (limit ${FLOW_LIMITS.regexFlowSpan} per flow)`);
 }
@@ -210,7 +213,7 @@ export function validateFlow(input: unknown): Flow {
   if (!Object.hasOwn(raw, start)) throw new FlowValidationError(`start: no node named "${start.slice(0, FLOW_LIMITS.nodeId)}"`);
   if ((input.name as string).trim() === '') throw new FlowValidationError('name must not be empty');
   const nodes: Record<string, FlowNode> = Object.create(null) as Record<string, FlowNode>;
-  const tally: RegexTally = { count: 0, program: 0, span: 0, nodeProgram: 0 };
+  const tally: RegexTally = { count: 0, source: 0, program: 0, span: 0, nodeProgram: 0 };
   for (const id of Object.keys(raw)) nodes[id] = node(raw[id], id, raw, tally);
   checkMessageChains(nodes);
   const flow: Flow = { ...extras(input), name: input.name as string, start, nodes };

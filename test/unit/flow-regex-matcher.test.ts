@@ -45,14 +45,14 @@ test('a message that outruns the budget is cut off, naming the pattern that was 
     t.is(outcome.kind, 'budget');
     if (outcome.kind === 'budget') t.true(outcome.at >= 2 && outcome.at <= 5, `at ${outcome.at}`);
     t.deepEqual(await matcher.first('a', ['b{3}'], 'abbb'), { kind: 'matched', index: 0 });
-    t.deepEqual(await matcher.first('a', [STATE_HUNGRY], `bbb a${'b'.repeat(99)}k`), { kind: 'matched', index: 0 }, 'the same pattern on a short message');
   } finally {
     await matcher.stop();
   }
 });
 
 test('messages are taken from each owner in turn: a backlog of one does not hold up another', async (t) => {
-  const matcher = new RegexMatcher({ budgetMs: 50, limits: LIMITS, logger: silent });
+  // Each evil message is ~400 ms of work, cut at 150 ms; a kind one needs a few.
+  const matcher = new RegexMatcher({ budgetMs: 150, limits: LIMITS, logger: silent });
   try {
     await matcher.first('warm', ['x'], 'x');
     const order: string[] = [];
@@ -62,7 +62,7 @@ test('messages are taken from each owner in turn: a backlog of one does not hold
         return outcome;
       });
     const hostile = abMessage();
-    const all = [1, 2, 3, 4].map((n) => ask('evil', n, [STATE_HUNGRY], hostile));
+    const all = [1, 2, 3, 4].map((n) => ask('evil', n, [STATE_HUNGRY, STATE_HUNGRY], hostile));
     all.push(ask('kind', 1, ['^hi$'], 'hi'), ask('kind', 2, ['^hi$'], 'hi'));
     const outcomes = await Promise.all(all);
     t.deepEqual(order, ['evil1', 'kind1', 'evil2', 'kind2', 'evil3', 'evil4']);

@@ -124,7 +124,7 @@ test('the regexes of one condition node are limited in total (issue 21: 49 rules
   t.notThrows(() => validateFlow(f));
 });
 
-test('the regexes of a flow are limited in total: instructions, case-folding steps and count', (t) => {
+test('the regexes of a flow are limited in total: instructions, characters, case-folding steps and count', (t) => {
   const nodes: Record<string, unknown> = { done: { type: 'message', text: 'ok' } };
   for (let n = 0; n < 11; n++) nodes[`c${n}`] = { type: 'condition', rules: Array.from({ length: 4 }, (_, k) => abRule(k + n, 'done')), else: 'done' };
   refuse(t, { name: 'big', start: 'c0', nodes }, /^node "c10": rules\[0\]\.regex refused: the regexes of the flow add up to 5\d{4} RE2 steps once repetitions are expanded \(limit 50000 per flow\)/, 'c10');
@@ -137,8 +137,17 @@ test('the regexes of a flow are limited in total: instructions, case-folding ste
   refuse(t, wide(8), /^node "c": rules\[7\]\.regex refused: the character ranges of the flow's regexes add up to 523264 characters to fold case in \(limit 500000 per flow\)/, 'c');
 
   const many: Record<string, unknown> = {};
-  for (let n = 0; n < 11; n++) many[`c${n}`] = { type: 'condition', rules: Array.from({ length: 50 }, (_, i) => ({ regex: `^${n}-${i}$` })) };
-  refuse(t, { name: 'many', start: 'c0', nodes: many }, /^node "c10": rules\[0\]\.regex refused: the flow has more than 500 regex rules/, 'c10');
+  for (let n = 0; n < 5; n++) many[`c${n}`] = { type: 'condition', rules: Array.from({ length: 50 }, (_, i) => ({ regex: `^${n}-${i}$` })) };
+  refuse(t, { name: 'many', start: 'c0', nodes: many }, /^node "c4": rules\[0\]\.regex refused: the flow has more than 200 regex rules/, 'c4');
+  delete many.c4;
+  t.notThrows(() => validateFlow({ name: 'many', start: 'c0', nodes: many }));
+
+  // 500-character patterns (502 instructions each), five per node: forty fit, not forty-one.
+  const long: Record<string, unknown> = {};
+  for (let n = 0; n < 9; n++) long[`c${n}`] = { type: 'condition', rules: Array.from({ length: n === 8 ? 1 : 5 }, (_, i) => ({ regex: `${n}${i}${'x'.repeat(498)}` })) };
+  refuse(t, { name: 'long', start: 'c0', nodes: long }, /^node "c8": rules\[0\]\.regex refused: the regexes of the flow add up to 20500 characters \(limit 20000 per flow\)/, 'c8');
+  delete long.c8;
+  t.notThrows(() => validateFlow({ name: 'long', start: 'c0', nodes: long }));
 });
 
 test('one regex: wide character ranges and expansions are refused before re2js compiles them', (t) => {
