@@ -1,15 +1,14 @@
 import { createHash } from 'node:crypto';
-import { SafeRegex } from './safe-regex.js';
-import { FLOW_LIMITS, MAX_MATCH_INPUT, type Flow, type Rule } from './types.js';
+import { MAX_MATCH_INPUT, type Flow, type Rule } from './types.js';
 import { validateFlow } from './validate.js';
 
-/** A rule ready to test trimmed inbound text. */
-export interface CompiledRule {
-  test(text: string): boolean;
-  next: string | undefined;
-}
+/**
+ * A rule ready for trimmed inbound text: equals, contains and any are tested here, a regex is
+ * handed with the node's other regexes to the matching worker (regex-matcher.ts).
+ */
+export type CompiledRule = { test(text: string): boolean; regex?: undefined; next: string | undefined } | { regex: string; test?: undefined; next: string | undefined };
 
-/** A validated flow with its regexes compiled and its content revision. */
+/** A validated flow with its rules ready and its content revision. */
 export interface CompiledFlow {
   flow: Flow;
   revision: string;
@@ -32,8 +31,7 @@ function compileRule(rule: Rule): CompiledRule {
     const want = rule.contains.trim().toLowerCase();
     return { test: (t) => t.toLowerCase().includes(want), next };
   }
-  const re = SafeRegex.compile(rule.regex, { repeat: FLOW_LIMITS.regexRepeat, program: FLOW_LIMITS.regexProgram });
-  return { test: (t) => re.test(t), next };
+  return { regex: rule.regex, next };
 }
 
 /** Validates (again: the file may have been edited by hand) and compiles a flow document. */

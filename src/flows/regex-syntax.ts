@@ -15,6 +15,13 @@ import { GatewayError } from '../domain/errors.js';
  *   unknown letter escapes are refused, as they always were here;
  * - `\uHHHH`, `\cX`, `\0` and identity escapes such as `\é` are spelled differently.
  * Groups become non-capturing: only "does it match" is asked, and RE2's group names are stricter.
+ *
+ * It also keeps compiling cheap, because flows are compiled on the event loop when they are saved
+ * and loaded. re2js folds case in a character class one code point at a time across the range
+ * U+0041-U+1E943 (a range that covers all of it is free), so `[\x80-\uffff]` costs about 65,000
+ * steps (2 ms; `\S` written as ranges cost 3 ms each, 750 ms for a 500-character pattern). `\S` is
+ * therefore written as a negated class of the spaces, a class holding `\S` is rewritten by De
+ * Morgan's law into one over spaces only, and what remains is counted (`span`) and bounded.
  */
 
 /** A pattern the linear-time engine will not run (INVALID_FIELD), with the reason. */
@@ -33,33 +40,73 @@ const JS_SPACE: ReadonlyArray<readonly [number, number]> = [
 const MAX_CODE_POINT = 0x10ffff;
 
 const hex = (cp: number): string => `\\x{${cp.toString(16)}}`;
-const ranges = (list: ReadonlyArray<readonly [number, number]>): string => list.map(([a, b]) => (a === b ? hex(a) : `${hex(a)}-${hex(b)}`)).join('');
+/**
+ * One code point as an RE2 literal, in a class or out of one. Plainly where that is safe, since
+ * re2js parses `\x{e9}` three times slower than `é`: letters, digits, space and anything in the
+ * BMP from U+00A0 (RE2's syntax characters are all ASCII); ASCII punctuation with a backslash
+ * (always a literal in RE2); the rest (controls, astral code points) in hex.
+ */
+function char(cp: number): string {
+  if ((cp >= 0x30 && cp <= 0x39) || (cp >= 0x41 && cp <= 0x5a) || (cp >= 0x61 && cp <= 0x7a) || cp === 0x20) return String.fromCharCode(cp);
+  if (cp > 0x20 && cp < 0x7f) return `\\${String.fromCharCode(cp)}`;
+  if (cp >= 0xa0 && cp <= 0xffff && (cp < 0xd800 || cp > 0xdfff)) return String.fromCharCode(cp);
+  return hex(cp);
+}
+const ranges = (list: ReadonlyArray<readonly [number, number]>): string => list.map(([a, b]) => (a === b ? char(a) : `${char(a)}-${char(b)}`)).join('');
 
-function complement(list: ReadonlyArray<readonly [number, number]>): Array<[number, number]> {
+/**
+ * Where re2js folds case one code point at a time (its Unicode.MIN_FOLD and MAX_FOLD); a class
+ * range that covers all of it is taken as it is.
+ */
+const FOLD_FROM = 0x41;
+const FOLD_TO = 0x1e943;
+
+/** Case-folding steps re2js spends on the class range [a, b] (see the header). */
+function foldSteps(a: number, b: number): number {
+  if (a <= FOLD_FROM && b >= FOLD_TO) return 0;
+  return Math.max(0, Math.min(b, FOLD_TO) - Math.max(a, FOLD_FROM) + 1);
+}
+
+type ClassLetter = 'd' | 'D' | 'w' | 'W' | 's' | 'S';
+/** Class contents (no brackets) for the class escapes but \S; \d and \w mean the same in RE2. */
+const CLASS_ESCAPE: Record<Exclude<ClassLetter, 'S'>, string> = { d: '\\d', D: '\\D', w: '\\w', W: '\\W', s: ranges(JS_SPACE) };
+/** Whether a class escape holds no space (true) or every space (false), for the De Morgan rewrite of a class holding \S. */
+const SPACE_FREE: Record<ClassLetter, boolean> = { d: true, w: true, S: true, D: false, W: false, s: false };
+const ANYTHING = `[${hex(0)}-${hex(MAX_CODE_POINT)}]`;
+const NOTHING = `[^${hex(0)}-${hex(MAX_CODE_POINT)}]`;
+
+/** `list` without the code points [a, b]. */
+function without(list: ReadonlyArray<readonly [number, number]>, a: number, b: number): Array<[number, number]> {
   const out: Array<[number, number]> = [];
-  let from = 0;
-  for (const [a, b] of list) {
-    if (a > from) out.push([from, a - 1]);
-    from = b + 1;
+  for (const [x, y] of list) {
+    if (y < a || x > b) out.push([x, y]);
+    else {
+      if (x < a) out.push([x, a - 1]);
+      if (y > b) out.push([b + 1, y]);
+    }
   }
-  if (from <= MAX_CODE_POINT) out.push([from, MAX_CODE_POINT]);
   return out;
 }
 
-/** Class contents (no brackets) for the JavaScript class escapes; \d and \w mean the same in RE2. */
-const CLASS_ESCAPE: Record<string, string> = { d: '\\d', D: '\\D', w: '\\w', W: '\\W', s: ranges(JS_SPACE), S: ranges(complement(JS_SPACE)) };
 const CONTROL: Record<string, number> = { t: 9, n: 10, v: 11, f: 12, r: 13 };
 /** Characters JavaScript lets a backslash quote outside the u flag that are syntax somewhere. */
 const SYNTAX = new Set('^$\\.*+?()[]{}|/-'.split(''));
 const QUANTIFIER = /^\{(\d+)(?:,(\d*))?\}/;
 const JS_DOT = `[^${ranges([[0x0a, 0x0a], [0x0d, 0x0d], [0x2028, 0x2029]])}]`;
 
-/** One escape: a single code point, or a class escape's contents. `i` is at the backslash. */
-type Escaped = { cp: number; set?: undefined; next: number } | { set: string; cp?: undefined; next: number };
+/** One escape: a single code point, or a class escape. `i` is at the backslash. */
+type Escaped = { cp: number; cls?: undefined; next: number } | { cls: ClassLetter; cp?: undefined; next: number };
 
 class Translator {
   private i = 0;
   private out = '';
+  /** Case-folding steps the compiled classes will cost re2js (see the header). */
+  span = 0;
+  /**
+   * For an upper bound of the RE2 program (counted repetitions expanded), per open group: the size
+   * of its finished alternatives, of the current one, and of the current one's last atom.
+   */
+  private readonly frames: Array<{ alts: number; cur: number; last: number }> = [{ alts: 0, cur: 0, last: 0 }];
 
   constructor(
     private readonly src: string,
@@ -71,31 +118,71 @@ class Translator {
     return this.out;
   }
 
+  /** Upper bound of the RE2 program size (RE2 may well compile to less: it factors alternations). */
+  get size(): number {
+    const f = this.frames[0]!;
+    // The match instruction, capture 0 and the unanchored prefix.
+    return f.alts + f.cur + 8;
+  }
+
+  private get frame(): { alts: number; cur: number; last: number } {
+    return this.frames[this.frames.length - 1]!;
+  }
+
+  /** One instruction (a literal, a class, an assertion) or a closed group of `size`. */
+  private unit(size = 1): void {
+    this.frame.cur += size;
+    this.frame.last = size;
+  }
+
+  /** The last atom `least` times, then `optional` more times each with the instruction that makes it optional (Infinity: a star). */
+  private repeat(least: number, optional: number): void {
+    const f = this.frame;
+    const size = f.last * least + (optional === Infinity ? f.last + 1 : (f.last + 1) * optional);
+    f.cur += size - f.last;
+    f.last = size;
+  }
+
   private atom(): void {
     const c = this.src[this.i]!;
     if (c === '\\') {
       const e = this.src[this.i + 1];
+      this.unit();
       if (e === 'b' || e === 'B') {
         this.out += `\\${e}`;
         this.i += 2;
         return;
       }
       const esc = this.escape(false);
-      this.out += esc.set !== undefined ? `[${esc.set}]` : hex(esc.cp);
+      if (esc.cls === 'S') this.out += `[^${ranges(JS_SPACE)}]`;
+      else if (esc.cls !== undefined) this.out += `[${CLASS_ESCAPE[esc.cls]}]`;
+      else this.out += char(esc.cp);
       this.i = esc.next;
     } else if (c === '[') {
+      this.unit();
       this.charClass();
     } else if (c === '(') {
+      this.frames.push({ alts: 0, cur: 0, last: 0 });
       this.group();
     } else if (c === '{') {
       this.brace();
-    } else if (c === '.') {
-      this.out += JS_DOT;
+    } else if ('^$|)*+?.'.includes(c)) {
+      this.out += c === '.' ? JS_DOT : c;
       this.i++;
-    } else if ('^$|)*+?'.includes(c)) {
-      this.out += c;
-      this.i++;
+      if (c === '|') {
+        this.frame.alts += this.frame.cur + 1;
+        this.frame.cur = 0;
+        this.frame.last = 0;
+      } else if (c === ')') {
+        const closed = this.frames.pop()!;
+        this.unit(closed.alts + closed.cur + 1);
+      } else if ('*+?'.includes(c)) {
+        this.frame.cur += 1;
+      } else {
+        this.unit();
+      }
     } else {
+      this.unit();
       this.literal();
     }
   }
@@ -104,7 +191,7 @@ class Translator {
   private literal(): void {
     const cp = this.src.codePointAt(this.i)!;
     if (cp >= 0xd800 && cp <= 0xdfff) throw new RegexRefused(`unsupported: a lone surrogate at position ${this.i}`);
-    this.out += hex(cp);
+    this.out += char(cp);
     this.i += cp > 0xffff ? 2 : 1;
   }
 
@@ -121,6 +208,7 @@ class Translator {
   private brace(): void {
     const m = QUANTIFIER.exec(this.src.slice(this.i));
     if (!m) {
+      this.unit();
       this.out += '\\{';
       this.i++;
       return;
@@ -128,6 +216,8 @@ class Translator {
     for (const bound of [m[1], m[2]]) {
       if (bound && Number(bound) > this.maxRepeat) throw new RegexRefused(`unsupported: repetition ${m[0]} is above the limit of ${this.maxRepeat}`);
     }
+    const least = Number(m[1]);
+    this.repeat(least, m[2] === undefined ? 0 : m[2] === '' ? Infinity : Math.max(0, Number(m[2]) - least));
     this.out += m[0];
     this.i += m[0].length;
   }
@@ -150,22 +240,47 @@ class Translator {
     }
     this.i = j + 1;
     if (items.length === 0) {
-      this.out += negate ? `[${hex(0)}-${hex(MAX_CODE_POINT)}]` : `[^${hex(0)}-${hex(MAX_CODE_POINT)}]`;
+      this.out += negate ? ANYTHING : NOTHING;
       return;
     }
-    let body = '';
+    // Ranges and class escapes, Annex B applied: a "-" written `\-` is a literal, never a range,
+    // and a range with a class escape at either end is both sets and a literal "-".
+    const parts: Array<readonly [number, number] | ClassLetter> = [];
     for (let k = 0; k < items.length; k++) {
       const from = items[k]!;
       const dash = items[k + 1];
       const to = items[k + 2];
-      // A "-" written `\-` is a literal, never a range.
       if (dash?.cp === 0x2d && to !== undefined && this.src[from.next] !== '\\') {
-        // Annex B: a range with a class escape at either end is both sets and a literal "-".
-        body += from.set === undefined && to.set === undefined ? `${hex(from.cp)}-${hex(to.cp)}` : `${from.set ?? hex(from.cp!)}${hex(0x2d)}${to.set ?? hex(to.cp!)}`;
+        if (from.cls === undefined && to.cls === undefined) parts.push([from.cp, to.cp]);
+        else parts.push(from.cls ?? [from.cp!, from.cp!], [0x2d, 0x2d], to.cls ?? [to.cp!, to.cp!]);
         k += 2;
         continue;
       }
-      body += from.set ?? hex(from.cp!);
+      parts.push(from.cls ?? [from.cp!, from.cp!]);
+    }
+    if (parts.includes('S')) {
+      // [\S…] is everything but the spaces the other parts leave out, [^\S…] those spaces. Case
+      // folding joins no space to anything, so this holds case-insensitively too.
+      let spaces: Array<readonly [number, number]> = [...JS_SPACE];
+      for (const part of parts) {
+        if (typeof part !== 'string') spaces = without(spaces, part[0], part[1]);
+        else if (!SPACE_FREE[part]) spaces = [];
+      }
+      for (const [a, b] of spaces) this.span += foldSteps(a, b);
+      if (spaces.length === 0) this.out += negate ? NOTHING : ANYTHING;
+      else this.out += `[${negate ? '' : '^'}${ranges(spaces)}]`;
+      return;
+    }
+    let body = '';
+    for (const part of parts) {
+      if (typeof part === 'string') {
+        body += CLASS_ESCAPE[part as Exclude<ClassLetter, 'S'>];
+        if (part === 's') for (const [a, b] of JS_SPACE) this.span += foldSteps(a, b);
+        continue;
+      }
+      const [a, b] = part;
+      this.span += foldSteps(a, b);
+      body += a === b ? char(a) : `${char(a)}-${char(b)}`;
     }
     this.out += `[${negate ? '^' : ''}${body}]`;
   }
@@ -175,8 +290,7 @@ class Translator {
     const at = this.i;
     const e = this.src[at + 1];
     if (e === undefined) throw new RegexRefused('does not compile: \\ at end of pattern');
-    const set = CLASS_ESCAPE[e];
-    if (set !== undefined) return { set, next: at + 2 };
+    if (Object.hasOwn(SPACE_FREE, e)) return { cls: e as ClassLetter, next: at + 2 };
     if (inClass && e === 'b') return { cp: 8, next: at + 2 };
     const control = CONTROL[e];
     if (control !== undefined) return { cp: control, next: at + 2 };
@@ -213,10 +327,13 @@ class Translator {
 }
 
 /**
- * RE2 syntax for `source`, a pattern `new RegExp(source, 'i')` accepts; throws RegexRefused for
- * backreferences, lookaround, octal and unknown escapes, lone surrogates and `{n,m}` bounds above
- * `maxRepeat`.
+ * RE2 syntax for `source`, a pattern `new RegExp(source, 'i')` accepts, the case-folding steps its
+ * classes will cost to compile (`span`) and an upper bound of its program size (`size`), both known
+ * before re2js spends anything on it; throws RegexRefused for backreferences, lookaround,
+ * octal and unknown escapes, lone surrogates and `{n,m}` bounds above `maxRepeat`.
  */
-export function toRe2Syntax(source: string, maxRepeat: number): string {
-  return new Translator(source, maxRepeat).run();
+export function toRe2Syntax(source: string, maxRepeat: number): { re2: string; span: number; size: number } {
+  const translator = new Translator(source, maxRepeat);
+  const re2 = translator.run();
+  return { re2, span: translator.span, size: translator.size };
 }

@@ -13,6 +13,8 @@ import type { FlowDefinitions } from './definitions.js';
 import { runFlow } from './engine.js';
 import type { HandoverBook } from './handovers.js';
 import { KeyedQueue } from './keyed-queue.js';
+import { RegexMatcher } from './regex-matcher.js';
+import { FLOW_LIMITS } from './types.js';
 
 export interface FlowRunnerDeps {
   definitions: FlowDefinitions;
@@ -36,10 +38,17 @@ export interface FlowRunnerDeps {
 export class FlowRunner implements EventConsumer {
   readonly name = 'flows';
   private readonly queue: KeyedQueue;
+  /** Flow regexes run on a worker thread within a time budget per message (regex-matcher.ts). */
+  private readonly matcher: RegexMatcher;
   private stopped = false;
 
   constructor(private readonly deps: FlowRunnerDeps) {
     this.queue = new KeyedQueue(deps.maxPendingPerChat, (err, key) => deps.logger.error({ err, chat: key }, 'flow step failed'));
+    this.matcher = new RegexMatcher({
+      budgetMs: FLOW_LIMITS.matchBudgetMs,
+      limits: { repeat: FLOW_LIMITS.regexRepeat, program: FLOW_LIMITS.regexProgram, span: FLOW_LIMITS.regexSpan },
+      logger: deps.logger,
+    });
   }
 
   async handle(event: GatewayEvent): Promise<void> {
@@ -62,6 +71,7 @@ export class FlowRunner implements EventConsumer {
   async stop(): Promise<void> {
     this.stopped = true;
     await Promise.race([this.queue.idle(), new Promise((r) => setTimeout(r, 10_000).unref())]);
+    await this.matcher.stop();
   }
 
   private async step(instanceId: string, message: InboundMessage & { from: string }): Promise<void> {
@@ -77,8 +87,16 @@ export class FlowRunner implements EventConsumer {
     const now = clock.now();
     const conversation = await conversations.get(instanceId, message.chatId);
     const position = conversation && conversation.revision === compiled.revision ? conversation.node : null;
-    const plan = runFlow(compiled, position, { text: matchInput(message.text ?? message.caption), name: message.fromName ?? '', phone: message.from });
+    const input = { text: matchInput(message.text ?? message.caption), name: message.fromName ?? '', phone: message.from };
+    const plan = await runFlow(compiled, position, input, (patterns, text) => this.matcher.first(instanceId, patterns, text));
     if (plan.capped) log.warn({ flow: compiled.flow.name }, 'flow run stopped at the step limit; the conversation starts over');
+    // Never the message: it is the hostile part, and bodies stay out of logs.
+    const trouble = plan.regexTrouble;
+    if (trouble?.kind === 'budget') {
+      log.warn({ flow: compiled.flow.name, node: trouble.node, rule: trouble.rule, budgetMs: FLOW_LIMITS.matchBudgetMs }, 'flow regex ran out of its time budget; this rule and the regex rules after it count as not matched');
+    } else if (trouble?.kind === 'failed') {
+      log.error({ flow: compiled.flow.name, node: trouble.node, rule: trouble.rule, reason: trouble.reason }, 'flow regexes could not be matched; they count as not matched');
+    }
 
     for (const text of plan.sends) {
       try {

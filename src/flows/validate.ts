@@ -2,8 +2,8 @@ import type { TSchema } from 'typebox';
 import { GatewayError } from '../domain/errors.js';
 import { isRecord } from '../domain/guards.js';
 import { issues } from '../schemas/check.js';
-import { RegexRefused, SafeRegex } from './safe-regex.js';
-import { FlowShape, NODE_SCHEMAS, RULE_SCHEMAS } from './schema.js';
+import { RegexRefused, SafeRegex, type RegexLimits } from './safe-regex.js';
+import { FlowShape, NODE_SCHEMAS, RULE_SCHEMAS } from './node-schemas.js';
 import { FLOW_LIMITS, type Flow, type FlowNode, type Rule } from './types.js';
 
 /**
@@ -23,6 +23,62 @@ const NODE_ID = new RegExp(`^[A-Za-z0-9_.-]{1,${FLOW_LIMITS.nodeId}}$`);
 export const TEMPLATE_VARIABLES = ['name', 'phone'] as const;
 const TEMPLATE = /\{\{\s*([^{}]*?)\s*\}\}/g;
 const MATCHERS = ['equals', 'contains', 'regex', 'any'] as const;
+
+const REGEX_LIMITS: RegexLimits = { repeat: FLOW_LIMITS.regexRepeat, program: FLOW_LIMITS.regexProgram, span: FLOW_LIMITS.regexSpan };
+
+/** What the regexes seen so far add up to, in the flow and in the condition node being read. */
+interface RegexTally {
+  count: number;
+  source: number;
+  program: number;
+  span: number;
+  nodeProgram: number;
+}
+
+/**
+ * What compiling a regex costs (program size, case-folding steps), or why it is refused, by source.
+ * A flow is validated up to three times on its way in (route, store, compile) and again when it is
+ * loaded; each regex is compiled once. Bounded: a hostile caller sends distinct sources.
+ */
+const regexCosts = new Map<string, { size: number; span: number } | { refused: string }>();
+const REGEX_COSTS_KEPT = 2_000;
+
+function regexCost(source: string): { size: number; span: number } | { refused: string } {
+  let cost = regexCosts.get(source);
+  if (cost === undefined) {
+    try {
+      const re = SafeRegex.compile(source, REGEX_LIMITS);
+      cost = { size: re.size, span: re.span };
+    } catch (err) {
+      if (!(err instanceof RegexRefused)) throw err;
+      cost = { refused: err.message };
+    }
+    if (regexCosts.size >= REGEX_COSTS_KEPT) regexCosts.delete(regexCosts.keys().next().value!);
+    regexCosts.set(source, cost);
+  }
+  return cost;
+}
+
+/** Compiles (or recalls) a regex rule's pattern and adds it to the flow's and the node's totals. */
+function tallyRegex(source: string, where: string, id: string, tally: RegexTally): void {
+  const cost = regexCost(source);
+  if ('refused' in cost) throw new FlowValidationError(`${where}.regex refused: ${cost.refused}`, id);
+  tally.count += 1;
+  tally.source += source.length;
+  tally.nodeProgram += cost.size;
+  tally.program += cost.size;
+  tally.span += cost.span;
+  const over = (what: string) => new FlowValidationError(`${where}.regex refused: ${what}`, id);
+  if (tally.count > FLOW_LIMITS.regexes) throw over(`the flow has more than ${FLOW_LIMITS.regexes} regex rules`);
+  if (tally.nodeProgram > FLOW_LIMITS.regexNodeProgram) {
+    throw over(
+      `the regexes of this condition node add up to ${tally.nodeProgram} RE2 steps once repetitions are expanded (limit ${FLOW_LIMITS.regexNodeProgram} per condition node, the most one message is matched against)`,
+    );
+  }
+  if (tally.source > FLOW_LIMITS.regexFlowSource) throw over(`the regexes of the flow add up to ${tally.source} characters (limit ${FLOW_LIMITS.regexFlowSource} per flow)`);
+  if (tally.program > FLOW_LIMITS.regexFlowProgram) throw over(`the regexes of the flow add up to ${tally.program} RE2 steps once repetitions are expanded (limit ${FLOW_LIMITS.regexFlowProgram} per flow)`);
+  if (tally.span > FLOW_LIMITS.regexFlowSpan) throw over(`the character ranges of the flow's regexes add up to ${tally.span} characters to fold case in (limit ${FLOW_LIMITS.regexFlowSpan} per flow)`);
+}
 
 /** Checks `value` against one of the flow schemas; the first issue becomes the error. */
 function check(schema: TSchema, value: unknown, node: string | null, prefix = ''): void {
@@ -53,7 +109,7 @@ function extras(obj: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(obj).filter(([k]) => k.startsWith('_')));
 }
 
-function rule(raw: Record<string, unknown>, i: number, id: string, nodes: Record<string, unknown>): Rule {
+function rule(raw: Record<string, unknown>, i: number, id: string, nodes: Record<string, unknown>, tally: RegexTally): Rule {
   const where = `rules[${i}]`;
   const present = MATCHERS.filter((m) => raw[m] !== undefined);
   if (present.length !== 1) throw new FlowValidationError(`${where} needs exactly one of ${MATCHERS.join(', ')}`, id);
@@ -64,18 +120,11 @@ function rule(raw: Record<string, unknown>, i: number, id: string, nodes: Record
   if (kind === 'any') return { any: true, ...tail };
   const value = raw[kind] as string;
   if (value.trim() === '') throw new FlowValidationError(`${where}.${kind} must not be empty`, id);
-  if (kind === 'regex') {
-    try {
-      SafeRegex.compile(value, { repeat: FLOW_LIMITS.regexRepeat, program: FLOW_LIMITS.regexProgram });
-    } catch (err) {
-      if (err instanceof RegexRefused) throw new FlowValidationError(`${where}.regex refused: ${err.message}`, id);
-      throw err;
-    }
-  }
+  if (kind === 'regex') tallyRegex(value, where, id, tally);
   return { [kind]: value, ...tail } as Rule;
 }
 
-function node(raw: unknown, id: string, nodes: Record<string, unknown>): FlowNode {
+function node(raw: unknown, id: string, nodes: Record<string, unknown>, tally: RegexTally): FlowNode {
   if (!isRecord(raw)) throw new FlowValidationError('must be an object', id);
   const type = raw.type;
   if (type !== 'message' && type !== 'condition' && type !== 'handover') throw new FlowValidationError('type must be "message", "condition" or "handover"', id);
@@ -91,9 +140,10 @@ function node(raw: unknown, id: string, nodes: Record<string, unknown>): FlowNod
       return { ...base, type, text, ...(next !== undefined ? { next } : {}) };
     }
     case 'condition': {
+      tally.nodeProgram = 0;
       const rules = (raw.rules as unknown[]).map((r, i) => {
         if (!isRecord(r)) throw new FlowValidationError(`rules[${i}] must be an object`, id);
-        return rule(r, i, id, nodes);
+        return rule(r, i, id, nodes, tally);
       });
       const otherwise = ref(raw.else as string | null | undefined, 'else', id, nodes);
       return { ...base, type, rules, ...(otherwise !== undefined ? { else: otherwise } : {}) };
@@ -148,7 +198,8 @@ function checkMessageChains(nodes: Record<string, FlowNode>): void {
  * Validates a flow document (parsed JSON) and returns it normalised (null references dropped,
  * "_" fields kept). The structure is the schema's (src/flows/schema.ts: the same definition the
  * OpenAPI document shows); then what a schema cannot say: references, template variables, regex
- * safety, message loops. Throws FlowValidationError naming the node at fault.
+ * safety and what the regexes cost in all (per condition node and per flow, FLOW_LIMITS), message
+ * loops. Throws FlowValidationError naming the node at fault.
  */
 export function validateFlow(input: unknown): Flow {
   if (!isRecord(input)) throw new FlowValidationError('a flow must be a JSON object with name, start and nodes');
@@ -162,7 +213,8 @@ export function validateFlow(input: unknown): Flow {
   if (!Object.hasOwn(raw, start)) throw new FlowValidationError(`start: no node named "${start.slice(0, FLOW_LIMITS.nodeId)}"`);
   if ((input.name as string).trim() === '') throw new FlowValidationError('name must not be empty');
   const nodes: Record<string, FlowNode> = Object.create(null) as Record<string, FlowNode>;
-  for (const id of Object.keys(raw)) nodes[id] = node(raw[id], id, raw);
+  const tally: RegexTally = { count: 0, source: 0, program: 0, span: 0, nodeProgram: 0 };
+  for (const id of Object.keys(raw)) nodes[id] = node(raw[id], id, raw, tally);
   checkMessageChains(nodes);
   const flow: Flow = { ...extras(input), name: input.name as string, start, nodes };
   if (typeof input.description === 'string') flow.description = input.description;

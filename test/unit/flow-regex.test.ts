@@ -1,11 +1,12 @@
 import test from 'ava';
+import { toRe2Syntax } from '../../src/flows/regex-syntax.js';
 import { RegexRefused, SafeRegex } from '../../src/flows/safe-regex.js';
 import { FLOW_LIMITS } from '../../src/flows/types.js';
 
 // Rules guarded: flow regexes keep JavaScript's meaning (case-insensitive, no flags) while running
 // on re2js in linear time; what RE2 cannot run is refused with the reason named.
 
-const LIMITS = { repeat: FLOW_LIMITS.regexRepeat, program: FLOW_LIMITS.regexProgram };
+const LIMITS = { repeat: FLOW_LIMITS.regexRepeat, program: FLOW_LIMITS.regexProgram, span: FLOW_LIMITS.regexSpan };
 const compile = (src: string) => SafeRegex.compile(src, LIMITS);
 
 const PATTERNS = [
@@ -158,4 +159,68 @@ test('a character outside the BMP counts as one character', (t) => {
   t.true(compile('^.$').test('😀'));
   t.true(compile('^\\ud83d\\ude00$').test('😀'));
   t.true(compile('^[😀]$').test('😀'), 'JavaScript without the u flag would see two characters here');
+});
+
+// Issue 21 item 1: compiling a flow's regexes happens on the event loop, so what it costs is known
+// from the source and bounded before re2js spends anything.
+
+test('\\S and classes holding it keep their JavaScript meaning and cost nothing to fold', (t) => {
+  const patterns = ['\\S', '[\\S]', '[^\\S]', '[\\S\\t]', '[^\\S\\t]', '[^\\S ]', '[\\S\\x20-\\x21]', '[^\\S\\x09-\\x20]', '[\\s\\S]', '[^\\s\\S]',
+    '[\\S\\D]', '[^\\S\\D]', '[^\\S\\d]', '[\\S\\w]', '[^\\S\\w]', '[^\\S\\W]', '[\\S-a]', '[^\\S-\\t]', '[^\\S\\u3000\\u2000-\\u2005]', '^\\S+@\\S+$'];
+  const inputs = [' ', '\t', '\n', '\v', '\f', '\r', '\u00a0', '\u1680', '\u2000', '\u2005', '\u2006', '\u200a', '\u2028', '\u2029', '\u202f', '\u205f', '\u3000', '\ufeff',
+    'a', 'A', 'ſ', '-', '1', '_', '!', '\u200b', 'ann@example.com', 'ann @example.com', '😀'];
+  for (const p of patterns) {
+    const safe = compile(p);
+    t.true(safe.span <= 30, `/${p}/ folds ${safe.span} characters`);
+    const js = new RegExp(p, 'i');
+    for (const input of inputs) t.is(safe.test(input), js.test(input), `/${p}/i on ${JSON.stringify(input)}`);
+  }
+  t.is(compile('\\S'.repeat(250)).span, 0);
+});
+
+test('case-folding work is counted per class range: a range covering all of it is free', (t) => {
+  t.is(compile('[\\x80-\\uffff]').span, 0xffff - 0x80 + 1);
+  t.is(compile('[^\\x80-\\uffff]').span, 0xffff - 0x80 + 1, 'a negated class folds what it leaves out');
+  t.is(compile('[^]').span, 0);
+  t.is(compile('[\\x00-\\uffff]').span, 0xffff - 0x41 + 1, 'the fold range runs past U+FFFF: this one does not cover it');
+  t.true(compile('[a-z].[^a]\\d\\w\\W\\D\\s').span < 60);
+  t.regex(t.throws(() => compile('[\\x80-\\uffff]x[\\u0100-\\u2000]'))?.message ?? '', /character ranges are too wide: case-insensitive matching has to fold 73345 characters \(limit 70000/);
+});
+
+test('the program size known from the source is never below what re2js compiles', (t) => {
+  let seed = 42;
+  const next = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
+  const pick = <T>(list: readonly T[]): T => list[Math.floor(next() * list.length)]!;
+  const atoms = ['a', 'B', 'é', '\\d', '\\w', '\\s', '\\S', '[a-c]', '[^b]', '.', '\\b', '^', '$', '[\\s\\S]', 'ab', 'xyz', '{', '}'];
+  const quantifiers = ['', '', '*', '+', '?', '{2}', '{1,3}', '{0,}', '{3,}', '{0}', '{10}', '{2,20}', '*?', '{5}?'];
+  const pattern = (depth: number): string => {
+    let out = '';
+    for (let n = 1 + Math.floor(next() * 4); n > 0; n--) {
+      if (depth > 0 && next() < 0.35) {
+        const alternatives = [pattern(depth - 1)];
+        while (next() < 0.4) alternatives.push(pattern(depth - 1));
+        out += `(${alternatives.join('|')})${pick(quantifiers)}`;
+      } else out += pick(atoms) + pick(quantifiers);
+    }
+    return out;
+  };
+  let compared = 0;
+  let tightest = Infinity;
+  for (let i = 0; i < 5_000; i++) {
+    const p = pattern(3);
+    let bound: number;
+    let size: number;
+    try {
+      new RegExp(p, 'i');
+      bound = toRe2Syntax(p, 100).size;
+      size = SafeRegex.compile(p, { ...LIMITS, program: 1_000_000 }).size;
+    } catch {
+      continue; // not JavaScript, or RE2's own limits
+    }
+    compared++;
+    tightest = Math.min(tightest, bound - size);
+    if (bound < size) t.fail(`/${p}/: bound ${bound} below the compiled ${size}`);
+  }
+  t.log(`${compared} patterns, smallest margin ${tightest}`);
+  t.true(compared > 2_000);
 });

@@ -108,3 +108,56 @@ test('tool fields starting with "_" are kept, null references mean "ends"', (t) 
   t.is((flow as unknown as Record<string, unknown>)._builder, 'v1');
   refuse(t, [], /must be a JSON object/, null);
 });
+
+// Issue 21 item 1: what a flow's regexes may cost in all, checked when it is saved, naming the
+// node and the rule where a total crosses its limit.
+const abRule = (k: number, next = 'hours') => ({ regex: Array.from({ length: 12 }, (_, i) => `[ab]*a[ab]{99}${'cdefghijklmnopqrstuvwxyz'[(k + i) % 24]}`).join('|'), next });
+
+test('the regexes of one condition node are limited in total (issue 21: 49 rules of 12 [ab]*a[ab]{99}q)', (t) => {
+  const f = base();
+  f.nodes.route = { type: 'condition', rules: Array.from({ length: 49 }, (_, k) => abRule(k)) };
+  refuse(t, f, /^node "route": rules\[4\]\.regex refused: the regexes of this condition node add up to 6245 RE2 steps once repetitions are expanded \(limit 5000 per condition node/, 'route');
+  f.nodes.route = { type: 'condition', rules: Array.from({ length: 4 }, (_, k) => abRule(k)) };
+  t.notThrows(() => validateFlow(f), '4 x 1,249 fit');
+  // Cheap matchers do not count.
+  f.nodes.route = { type: 'condition', rules: [...Array.from({ length: 4 }, (_, k) => abRule(k)), ...Array.from({ length: 40 }, (_, i) => ({ contains: `x${i}`, next: 'hours' }))] };
+  t.notThrows(() => validateFlow(f));
+});
+
+test('the regexes of a flow are limited in total: instructions, characters, case-folding steps and count', (t) => {
+  const nodes: Record<string, unknown> = { done: { type: 'message', text: 'ok' } };
+  for (let n = 0; n < 11; n++) nodes[`c${n}`] = { type: 'condition', rules: Array.from({ length: 4 }, (_, k) => abRule(k + n, 'done')), else: 'done' };
+  refuse(t, { name: 'big', start: 'c0', nodes }, /^node "c10": rules\[0\]\.regex refused: the regexes of the flow add up to 5\d{4} RE2 steps once repetitions are expanded \(limit 50000 per flow\)/, 'c10');
+  delete nodes.c10;
+  t.notThrows(() => validateFlow({ name: 'big', start: 'c0', nodes }), '10 nodes of 4,996 fit');
+
+  // [\x80-\uffff] folds 65,408 characters: seven fit in a flow, the eighth does not.
+  const wide = (n: number) => ({ name: 'wide', start: 'c', nodes: { c: { type: 'condition', rules: Array.from({ length: n }, (_, i) => ({ regex: `${i}[\\x80-\\uffff]`, next: 'c' })) } } });
+  t.notThrows(() => validateFlow(wide(7)));
+  refuse(t, wide(8), /^node "c": rules\[7\]\.regex refused: the character ranges of the flow's regexes add up to 523264 characters to fold case in \(limit 500000 per flow\)/, 'c');
+
+  const many: Record<string, unknown> = {};
+  for (let n = 0; n < 5; n++) many[`c${n}`] = { type: 'condition', rules: Array.from({ length: 50 }, (_, i) => ({ regex: `^${n}-${i}$` })) };
+  refuse(t, { name: 'many', start: 'c0', nodes: many }, /^node "c4": rules\[0\]\.regex refused: the flow has more than 200 regex rules/, 'c4');
+  delete many.c4;
+  t.notThrows(() => validateFlow({ name: 'many', start: 'c0', nodes: many }));
+
+  // 500-character patterns (502 instructions each), five per node: forty fit, not forty-one.
+  const long: Record<string, unknown> = {};
+  for (let n = 0; n < 9; n++) long[`c${n}`] = { type: 'condition', rules: Array.from({ length: n === 8 ? 1 : 5 }, (_, i) => ({ regex: `${n}${i}${'x'.repeat(498)}` })) };
+  refuse(t, { name: 'long', start: 'c0', nodes: long }, /^node "c8": rules\[0\]\.regex refused: the regexes of the flow add up to 20500 characters \(limit 20000 per flow\)/, 'c8');
+  delete long.c8;
+  t.notThrows(() => validateFlow({ name: 'long', start: 'c0', nodes: long }));
+});
+
+test('one regex: wide character ranges and expansions are refused before re2js compiles them', (t) => {
+  const f = base();
+  f.nodes.route = { type: 'condition', rules: [{ regex: '[\\x80-\\uffff][\\x80-\\uffff]', next: 'hours' }] };
+  refuse(t, f, /node "route": rules\[0\]\.regex refused: character ranges are too wide: case-insensitive matching has to fold 130816 characters \(limit 70000/, 'route');
+  // Was 460,002 instructions and 320 ms of compiling before its size was refused.
+  f.nodes.route = { type: 'condition', rules: [{ regex: `(?:(?:${'abcdefghij'.repeat(46)}){10}){100}`, next: 'hours' }] };
+  refuse(t, f, /node "route": rules\[0\]\.regex refused: pattern is too large once repetitions are expanded \(up to \d+ steps, limit 2000\)/, 'route');
+  // \S and classes holding it cost nothing to fold (each \S was 3 ms to compile as ranges).
+  f.nodes.route = { type: 'condition', rules: [{ regex: '\\S'.repeat(250), next: 'hours' }, { regex: '[\\s\\S]'.repeat(70), next: 'hours' }] };
+  t.notThrows(() => validateFlow(f));
+});
