@@ -1,14 +1,16 @@
 import type { Logger } from 'pino';
 import { errorMessage } from '../domain/errors.js';
 import { CoalescingWriter } from './coalescing-writer.js';
-import type { FlowFiles } from './store.js';
+import type { FlowRepository } from '../storage/ports/flows.js';
 import type { Conversation } from './types.js';
 
 interface Book {
   /** Insertion order = least recently active first. */
   positions: Map<string, Conversation>;
-  /** conversations.json would not parse: it is left untouched and positions live in memory only. */
+  /** The stored positions would not read: they are left untouched and positions live in memory only. */
   broken: boolean;
+  /** Chats set or forgotten since the last save started. */
+  changed: Set<string>;
   writer: CoalescingWriter;
 }
 
@@ -20,7 +22,7 @@ export class ConversationBook {
   private readonly loaded = new Map<string, Promise<Book>>();
 
   constructor(
-    private readonly files: FlowFiles,
+    private readonly files: FlowRepository,
     private readonly log: Logger,
     private readonly maxPerInstance: number,
   ) {}
@@ -35,10 +37,10 @@ export class ConversationBook {
   }
 
   private async load(id: string): Promise<Book> {
-    const book: Book = { positions: new Map(), broken: false, writer: new CoalescingWriter(() => this.write(id, book)) };
+    const book: Book = { positions: new Map(), broken: false, changed: new Set(), writer: new CoalescingWriter(() => this.write(id, book)) };
     try {
-      const doc = await this.files.readConversations(id);
-      const sorted = Object.entries(doc).sort((a, b) => a[1].updatedAt.localeCompare(b[1].updatedAt));
+      const stored = await this.files.readConversations(id);
+      const sorted = [...stored].sort((a, b) => a[1].updatedAt.localeCompare(b[1].updatedAt));
       for (const [chatId, c] of sorted) book.positions.set(chatId, c);
     } catch (err) {
       book.broken = true;
@@ -49,7 +51,14 @@ export class ConversationBook {
 
   private async write(id: string, book: Book): Promise<void> {
     if (book.broken || !this.loaded.has(id)) return;
-    await this.files.writeConversations(id, Object.fromEntries(book.positions));
+    const changed = book.changed;
+    book.changed = new Set();
+    try {
+      await this.files.saveConversations(id, book.positions, changed);
+    } catch (err) {
+      for (const c of changed) book.changed.add(c);
+      throw err;
+    }
   }
 
   async get(id: string, chatId: string): Promise<Conversation | undefined> {
@@ -66,8 +75,13 @@ export class ConversationBook {
       if (had && had.node === conversation.node && had.revision === conversation.revision) return;
       book.positions.delete(chatId);
       book.positions.set(chatId, conversation);
-      while (book.positions.size > this.maxPerInstance) book.positions.delete(book.positions.keys().next().value as string);
+      while (book.positions.size > this.maxPerInstance) {
+        const oldest = book.positions.keys().next().value as string;
+        book.positions.delete(oldest);
+        book.changed.add(oldest);
+      }
     }
+    book.changed.add(chatId);
     await book.writer.request().catch((err: unknown) => this.log.error({ instanceId: id, chatId, err: errorMessage(err) }, 'could not store the conversation position'));
   }
 

@@ -1,8 +1,8 @@
 import type { Clock } from '../domain/clock.js';
 import type { Logger } from 'pino';
 import { GatewayError, errorMessage } from '../domain/errors.js';
-import { compileFlow, type CompiledFlow } from './compiled.js';
-import type { FlowFiles } from './store.js';
+import { compileFlow, flowRevision, type CompiledFlow } from './compiled.js';
+import type { FlowRepository } from '../storage/ports/flows.js';
 import type { StoredFlow } from './types.js';
 import { validateFlow } from './validate.js';
 
@@ -19,7 +19,7 @@ export class FlowDefinitions {
   private readonly loaded = new Map<string, Promise<Entry>>();
 
   constructor(
-    private readonly files: FlowFiles,
+    private readonly files: FlowRepository,
     private readonly clock: Clock,
     private readonly log: Logger,
   ) {}
@@ -69,7 +69,8 @@ export class FlowDefinitions {
   /** Stores a validated flow (validate with parseFlowBody or validateFlow first). */
   async set(id: string, input: unknown): Promise<StoredFlow> {
     const flow = validateFlow(input);
-    const stored = await this.files.writeFlow(id, flow, this.clock.now());
+    const stored: StoredFlow = { version: 1, revision: flowRevision(flow), updatedAt: new Date(this.clock.now()).toISOString(), flow };
+    await this.files.writeFlow(id, stored);
     this.loaded.set(id, Promise.resolve({ stored, compiled: compileFlow(flow) }));
     this.log.info({ instanceId: id, flow: flow.name, revision: stored.revision }, 'flow set');
     return stored;

@@ -1,13 +1,10 @@
-import { readdir } from 'node:fs/promises';
 import type { Core } from '../core/core.js';
 import type { Feature } from '../core/feature.js';
-import { isInstanceId } from '../domain/ids.js';
 import { ConversationBook } from './conversations.js';
 import { FlowDefinitions } from './definitions.js';
 import { HandoverBook } from './handovers.js';
 import { flowRoutes } from './routes.js';
 import { FlowRunner } from './runner.js';
-import { FlowFiles } from './store.js';
 
 export interface FlowsFeature extends Feature {
   readonly runner: FlowRunner;
@@ -19,7 +16,7 @@ export interface FlowsFeature extends Feature {
 /** Chatbot flows with human handover: consumes `message.received`, publishes `conversation.handover`. */
 export function flowsFeature(core: Core): FlowsFeature {
   const log = core.logger.child({ component: 'flows' });
-  const files = new FlowFiles(core.dataDir);
+  const files = core.storage.flows;
   const definitions = new FlowDefinitions(files, core.clock, log);
   const handovers = new HandoverBook(files, core.clock, core.timers, log);
   const conversations = new ConversationBook(files, log, 10_000);
@@ -43,9 +40,9 @@ export function flowsFeature(core: Core): FlowsFeature {
     consumers: core.mode === 'daemon' ? [{ consumer: runner }] : [],
     async start() {
       if (core.mode !== 'daemon') return;
-      // Handovers of every instance that has a flow directory, so their expiries are watched.
-      const names = await readdir(files.root).catch(() => [] as string[]);
-      await handovers.preload(names.filter((n) => isInstanceId(n) && core.instances.get(n) !== undefined));
+      // Handovers of every instance that has some stored, so their expiries are watched.
+      const ids = await files.instancesWithHandovers();
+      await handovers.preload(ids.filter((n) => core.instances.get(n) !== undefined));
     },
     async removeInstance(id) {
       definitions.forget(id);

@@ -2,8 +2,8 @@ import type { Logger } from 'pino';
 import type { Clock } from '../domain/clock.js';
 import { MAX_TIMER_MS, type TimerHandle, type Timers } from '../domain/timers.js';
 import { errorMessage } from '../domain/errors.js';
-import type { FlowFiles } from './store.js';
-import { isOpen } from './store.js';
+import type { FlowRepository } from '../storage/ports/flows.js';
+import { isOpen } from './handover-view.js';
 import type { Handover } from './types.js';
 
 
@@ -18,7 +18,7 @@ export class HandoverBook {
   private stopped = false;
 
   constructor(
-    private readonly files: FlowFiles,
+    private readonly files: FlowRepository,
     private readonly clock: Clock,
     private readonly timers: Timers,
     private readonly log: Logger,
@@ -28,7 +28,7 @@ export class HandoverBook {
     let b = this.loaded.get(id);
     if (!b) {
       b = this.files.readHandovers(id).then(
-        (doc) => new Map(Object.entries(doc)),
+        (map) => map,
         (err: unknown) => {
           this.loaded.delete(id);
           throw err;
@@ -40,8 +40,8 @@ export class HandoverBook {
     return b;
   }
 
-  private async save(id: string, book: Map<string, Handover>): Promise<void> {
-    await this.files.writeHandovers(id, Object.fromEntries(book));
+  private async save(id: string, book: Map<string, Handover>, changed: Iterable<string>): Promise<void> {
+    await this.files.saveHandovers(id, book, changed);
   }
 
   /** Loads the handovers of these instances so their expiries are watched (at start). */
@@ -59,7 +59,7 @@ export class HandoverBook {
     const book = await this.book(id);
     const next = new Map(book);
     next.set(handover.chatId, handover);
-    await this.save(id, next);
+    await this.save(id, next, [handover.chatId]);
     book.set(handover.chatId, handover);
     this.arm();
   }
@@ -78,7 +78,7 @@ export class HandoverBook {
     if (gone.length === 0) return [];
     const next = new Map(book);
     for (const h of gone) next.delete(h.chatId);
-    await this.save(id, next);
+    await this.save(id, next, gone.map((h) => h.chatId));
     for (const h of gone) book.delete(h.chatId);
     const released = gone.filter((h) => isOpen(h, now));
     for (const h of released) this.log.info({ instanceId: id, chatId: h.chatId }, 'handover released; the bot answers this chat again');
@@ -126,7 +126,7 @@ export class HandoverBook {
       const next = new Map(book);
       for (const h of expired) next.delete(h.chatId);
       try {
-        await this.save(id, next);
+        await this.save(id, next, expired.map((h) => h.chatId));
         for (const h of expired) {
           book.delete(h.chatId);
           this.log.info({ instanceId: id, chatId: h.chatId, openedAt: h.openedAt }, 'handover timed out; the bot answers this chat again');

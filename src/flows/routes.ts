@@ -6,7 +6,7 @@ import type { FlowDefinitions } from './definitions.js';
 import { EXAMPLE_FLOW } from './example.js';
 import type { HandoverBook } from './handovers.js';
 import { FlowDocument, parseFlowBody } from './schema.js';
-import { handoverView } from './store.js';
+import { handoverView } from './handover-view.js';
 import type { StoredFlow } from './types.js';
 
 const FlowBody = closed({ success: Type.Literal(true), instanceId: Type.String(), flow: FlowDocument, revision: Type.String(), updatedAt: IsoTime });

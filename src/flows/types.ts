@@ -1,51 +1,10 @@
-import Type, { type Static } from 'typebox';
+export type { Rule, MessageNode, ConditionNode, HandoverNode, FlowNode, Flow, Conversation, Handover, StoredFlow } from '../schemas/flow.js';
+export { ConversationRecord, HandoverRecord, StoredFlowRecord } from '../schemas/flow.js';
 
 /**
- * The flow document (the contract from issue 6, extended compatibly) and the state the engine keeps
- * per conversation, with the schemas of the files that hold it. Pure types and limits: no I/O here.
+ * The flow document's limits. Its types and the state kept per conversation and handover are
+ * schemas (src/schemas/flow.ts), re-exported here for the feature. Pure types and limits: no I/O.
  */
-
-export type Rule =
-  | { equals: string; next?: string }
-  | { contains: string; next?: string }
-  | { regex: string; next?: string }
-  | { any: true; next?: string };
-
-/** Any node may carry a note for people. */
-interface NodeBase {
-  description?: string;
-}
-
-export interface MessageNode extends NodeBase {
-  type: 'message';
-  text: string;
-  /** Absent: the flow ends after this message. */
-  next?: string;
-}
-
-export interface ConditionNode extends NodeBase {
-  type: 'condition';
-  rules: Rule[];
-  /** Where to go when no rule matches; absent: the flow ends. */
-  else?: string;
-}
-
-export interface HandoverNode extends NodeBase {
-  type: 'handover';
-  /** Sent before the bot falls silent. */
-  text?: string;
-  /** Where the conversation resumes after the handover is released; absent: from `start`. */
-  next?: string;
-}
-
-export type FlowNode = MessageNode | ConditionNode | HandoverNode;
-
-export interface Flow {
-  name: string;
-  description?: string;
-  start: string;
-  nodes: Record<string, FlowNode>;
-}
 
 /** Limits a flow document must respect; the validator names the node that breaks one. */
 export const FLOW_LIMITS = {
@@ -100,37 +59,3 @@ export const FLOW_LIMITS = {
  */
 export const MAX_MATCH_INPUT = 4_096;
 
-/** Where one chat stands in the instance's flow (conversations.json). */
-export const ConversationRecord = Type.Object({
-  phone: Type.String(),
-  /** Node the next inbound message starts at (a waiting condition, or a handover's resume point); null = `start`. */
-  node: Type.Union([Type.String(), Type.Null()]),
-  /** The flow revision `node` belongs to; a different flow restarts the conversation. */
-  revision: Type.String(),
-  updatedAt: Type.String(),
-});
-export type Conversation = Static<typeof ConversationRecord>;
-
-/** An open handover: the bot is silent in this chat until release or `expiresAt` (handovers.json). */
-export const HandoverRecord = Type.Object({
-  chatId: Type.String(),
-  phone: Type.String(),
-  fromName: Type.Optional(Type.String()),
-  flow: Type.String(),
-  node: Type.String(),
-  openedAt: Type.String(),
-  expiresAt: Type.String(),
-});
-export type Handover = Static<typeof HandoverRecord>;
-
-/**
- * A flow as stored (flow.json): the document plus what the daemon needs to notice a change. The
- * document itself was validated when it was put (validateFlow); here it is only an object.
- */
-export const StoredFlowRecord = Type.Object({
-  version: Type.Literal(1),
-  revision: Type.String(),
-  updatedAt: Type.String(),
-  flow: Type.Unsafe<Flow>(Type.Object({})),
-});
-export type StoredFlow = Static<typeof StoredFlowRecord>;

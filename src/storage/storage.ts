@@ -1,5 +1,6 @@
 import type { AuthStateRepository } from './ports/auth-state.js';
 import type { CreditRepository } from './ports/credits.js';
+import type { FlowRepository } from './ports/flows.js';
 import type { InstanceRepository } from './ports/instances.js';
 import type { MediaRepository } from './ports/media.js';
 import type { MessageRepository } from './ports/messages.js';
@@ -18,6 +19,8 @@ export interface Storage {
   readonly credits: CreditRepository;
   readonly messages: MessageRepository;
   readonly media: MediaRepository;
+  /** The chatbot: flows, open handovers and where each chat stands. */
+  readonly flows: FlowRepository;
   /** WhatsApp sessions: credentials and Signal keys (phones stay paired wherever this is). */
   readonly auth: AuthStateRepository;
   /**

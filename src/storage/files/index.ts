@@ -10,6 +10,7 @@ import type { Storage } from '../storage.js';
 import { ensureDir } from './atomic-write.js';
 import { FileAuthStates } from './auth-state.js';
 import { CreditLedger } from './credit-ledger.js';
+import { FlowFiles } from './flows.js';
 import { CreditStore } from './credits.js';
 import { InstanceStore } from './instances.js';
 import { MediaFiles } from './media.js';
@@ -48,6 +49,7 @@ export async function openFileStorage(options: FileStorageOptions): Promise<Stor
     messages,
     media,
     auth,
+    flows: new FlowFiles(paths.flowsDir),
     async removeInstance(id) {
       // Whatever an interrupted delete left counts as found (the delete is then finished).
       const creditStore = new CreditStore(dataDir);
