@@ -1,7 +1,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { InstanceRecord } from '../src/schemas/instance.js';
-import { writeFileAtomic } from '../src/storage/files/atomic-write.js';
+import { writeFileAtomic } from '../src/fs/atomic-write.js';
 import type { InstancesDoc } from '../src/schemas/instance.js';
 import { generateApiKey, generateInstanceId, hashSecret } from '../src/domain/secrets.js';
 

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { GatewayError } from '../domain/errors.js';
-import { dataDirHolder, type HolderKind } from '../daemon/data-dir-lock.js';
+import { dataDirHolder, type HolderKind } from '../storage/files/data-dir-lock.js';
 import { storePaths } from '../storage/files/paths.js';
 import { callSocket, streamSocket, type LineStream } from './http-client.js';
 

@@ -1,5 +1,5 @@
 import qrcode from 'qrcode-terminal';
-import { retryPending, type PairReply } from '../control/pair-protocol.js';
+import { retryPending, type PairReply } from '../pairing/pair-protocol.js';
 import { ERROR_TABLE } from '../domain/errors.js';
 
 export type Outcome = { ok: true } | { ok: false; exitCode: number; message: string };

@@ -1,7 +1,7 @@
 import { readFileSync, existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { GatewayError, errorMessage } from '../domain/errors.js';
-import { writeFileAtomic } from '../storage/files/atomic-write.js';
+import { writeFileAtomic } from '../fs/atomic-write.js';
 import { validateConfig } from './validate.js';
 import type { GatewayConfig } from './schema.js';
 

@@ -4,7 +4,7 @@ import { newMessageId } from '../domain/ids.js';
 import type { ConnectionStatus, MessageType } from '../domain/types.js';
 import type { InboundMessage } from '../schemas/events.js';
 import type { AuthStateRepository } from '../storage/ports/auth-state.js';
-import { vcard } from '../sending/vcard.js';
+import { vcard } from '../domain/vcard.js';
 import type { Connection, ConnectionHooks, GroupInfo, GroupSummary, LogoutOutcome, MessageRef, NumberCheck, Outgoing } from './types.js';
 
 export interface SentRecord {

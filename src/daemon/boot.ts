@@ -12,8 +12,8 @@ import { controlRequests } from '../http/auth.js';
 import { secureModes } from '../storage/files/modes.js';
 import { storePaths } from '../storage/files/paths.js';
 import { createDaemon, type Daemon, type DaemonParts } from './create-daemon.js';
-import { dataDirHolder, lockDataDir, removeDaemonInfo, unlockDataDir, writeDaemonInfo, type HolderKind } from './data-dir-lock.js';
-import { initialiseDataDir } from './init.js';
+import { dataDirHolder, lockDataDir, removeDaemonInfo, unlockDataDir, writeDaemonInfo, type HolderKind } from '../storage/files/data-dir-lock.js';
+import { initialiseDataDir } from '../config/init.js';
 import { createLogger } from './logger.js';
 
 export interface DaemonOptions extends Partial<Omit<DaemonParts, 'dataDir' | 'config' | 'mode' | 'logger'>> {

@@ -1,5 +1,5 @@
 import { createServer } from 'node:net';
-import { dataDirHolder, runningDaemon } from '../daemon/data-dir-lock.js';
+import { dataDirHolder, runningDaemon } from '../storage/files/data-dir-lock.js';
 import type { CheckResult } from './types.js';
 
 /** Tries to listen on host:port; resolves with the error code, or null when the bind worked. */

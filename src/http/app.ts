@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import Koa, { type Context, type Middleware } from 'koa';
 import type { Logger } from 'pino';
 import Value from 'typebox/value';
-import type { MetricsSink } from '../metrics/sink.js';
+import type { MetricsSink } from '../domain/metrics-sink.js';
 import { parseInput } from '../schemas/check.js';
 import { authenticate, type AuthDeps } from './auth.js';
 import { errorMiddleware } from './error-middleware.js';

@@ -8,7 +8,7 @@ import type { EventBus } from '../events/bus.js';
 import type { MediaRepository } from '../storage/ports/media.js';
 import type { StoredMessage } from '../storage/ports/messages.js';
 import type { MessageRepository } from '../storage/ports/messages.js';
-import { vcard } from '../sending/vcard.js';
+import { vcard } from '../domain/vcard.js';
 
 export interface MessageHubDeps {
   store: MessageRepository;

@@ -1,6 +1,6 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { isErrorCode } from '../domain/errors.js';
-import type { MetricsSink } from './sink.js';
+import type { MetricsSink } from '../domain/metrics-sink.js';
 import type { ConnectionStatus } from '../domain/types.js';
 
 /** What the collectors read at scrape time. */

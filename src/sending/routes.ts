@@ -5,8 +5,8 @@ import { defineRoute, type RouteDef } from '../http/route.js';
 import { parseInput } from '../schemas/check.js';
 import { SendBody, SendContactInput, SendLocationInput, SendMediaBody, SendMediaFields, SendPollInput, SendTextInput } from '../schemas/send.js';
 import { mentionJids, recipient } from './address.js';
-import { detectMedia } from './media-type.js';
-import { withUpload } from './upload.js';
+import { detectMedia } from '../media/media-type.js';
+import { withUpload } from '../http/upload.js';
 
 const SEND_ERRORS = ['MISSING_FIELD', 'INVALID_FIELD', 'INVALID_PHONE', 'PREMIUM_REQUIRED', 'QUOTA_EXHAUSTED', 'CONNECTION_NOT_READY', 'STORAGE_UNAVAILABLE', 'SENT_NOT_RECORDED', 'RATE_LIMITED'] as const;
 

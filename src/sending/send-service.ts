@@ -5,7 +5,7 @@ import { newMessageId } from '../domain/ids.js';
 import type { MessageHub } from '../messages/hub.js';
 import type { Clock } from '../domain/clock.js';
 import { GatewayError, errorMessage } from '../domain/errors.js';
-import type { MetricsSink } from '../metrics/sink.js';
+import type { MetricsSink } from '../domain/metrics-sink.js';
 import type { CreditHold, CreditRepository } from '../storage/ports/credits.js';
 import { isPremium, requiresPremium } from '../plans/rules.js';
 import type { InstanceRepository } from '../storage/ports/instances.js';

@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import type { GatewayConfig } from '../config/schema.js';
 import type { Clock } from '../domain/clock.js';
 import { errorMessage } from '../domain/errors.js';
-import type { MetricsSink } from '../metrics/sink.js';
+import type { MetricsSink } from '../domain/metrics-sink.js';
 import type { InstanceRecord } from '../schemas/instance.js';
 import type { EventConsumer, GatewayEvent } from '../events/types.js';
 import { retryDelay } from './backoff.js';

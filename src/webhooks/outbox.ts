@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../domain/clock.js';
 import { errorMessage } from '../domain/errors.js';
 import type { GatewayEvent } from '../events/types.js';
-import { ensureDir, syncDir } from '../storage/files/atomic-write.js';
+import { ensureDir, syncDir } from '../fs/atomic-write.js';
 import type { JournalLine } from '../storage/files/journal.js';
 import { isInstanceId } from '../domain/ids.js';
 import {

@@ -10,7 +10,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { GATEWAY_BIN, initialisedDataDir, runCli } from '../helpers/cli.js';
-import { dataDirHolder } from '../../src/daemon/data-dir-lock.js';
+import { dataDirHolder } from '../../src/storage/files/data-dir-lock.js';
 
 const initialised = initialisedDataDir;
 

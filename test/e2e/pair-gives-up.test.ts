@@ -11,7 +11,7 @@
 import test from 'ava';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { dataDirHolder } from '../../src/daemon/data-dir-lock.js';
+import { dataDirHolder } from '../../src/storage/files/data-dir-lock.js';
 import { runCli, type CliResult } from '../helpers/cli.js';
 import { prepareDataDir, startTestDaemon, tempDir, type ConfigPatch } from '../helpers/daemon.js';
 

@@ -2,7 +2,7 @@ import test from 'ava';
 import { spawn } from 'node:child_process';
 import { createServer, type Server, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { dataDirHolder } from '../../src/daemon/data-dir-lock.js';
+import { dataDirHolder } from '../../src/storage/files/data-dir-lock.js';
 import { GATEWAY_BIN, runCli } from '../helpers/cli.js';
 import { prepareDataDir, tempDir, waitFor, type ConfigPatch } from '../helpers/daemon.js';
 

@@ -8,7 +8,7 @@ import { startDaemon, type DaemonOptions, type RunningDaemon } from '../../src/d
 import type { Core } from '../../src/core/core.js';
 import type { FlowsFeature } from '../../src/flows/feature.js';
 import type { WebhookDeliverer } from '../../src/webhooks/deliverer.js';
-import { initialiseDataDir } from '../../src/daemon/init.js';
+import { initialiseDataDir } from '../../src/config/init.js';
 import type { Clock } from '../../src/domain/clock.js';
 import type { Timers } from '../../src/domain/timers.js';
 

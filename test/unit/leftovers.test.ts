@@ -2,7 +2,7 @@ import test from 'ava';
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, utimesSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { tempPath } from '../../src/storage/files/atomic-write.js';
+import { tempPath } from '../../src/fs/atomic-write.js';
 import { Journal } from '../../src/storage/files/journal.js';
 import { removeDataDirLeftovers, removeLeftovers } from '../../src/storage/files/leftovers.js';
 import { storePaths } from '../../src/storage/files/paths.js';

@@ -1,6 +1,6 @@
 import test from 'ava';
 import { decideOnClose, retryingReason, CLOSE_CODES } from '../../src/connection/baileys/reconnect.js';
-import { retryPending } from '../../src/control/pair-protocol.js';
+import { retryPending } from '../../src/pairing/pair-protocol.js';
 
 const settings = { maxReconnectAttempts: 3, maxQrRefreshes: 2, reconnectBaseMs: 1000, reconnectMaxMs: 8000 };
 

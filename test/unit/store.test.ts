@@ -7,7 +7,7 @@ import { GatewayError } from '../../src/domain/errors.js';
 import { ManualClock } from '../helpers/manual-time.js';
 import { CreditStore } from '../../src/storage/files/credits.js';
 import { InstanceStore } from '../../src/storage/files/instances.js';
-import { writeFileAtomic } from '../../src/storage/files/atomic-write.js';
+import { writeFileAtomic } from '../../src/fs/atomic-write.js';
 import { hashSecret, verifySecret, generateApiKey } from '../../src/domain/secrets.js';
 import { tempDir } from '../helpers/daemon.js';
 

@@ -4,7 +4,7 @@ import test from 'ava';
 import { pino } from 'pino';
 import { systemClock } from '../../src/domain/clock.js';
 import type { GatewayEvent } from '../../src/events/types.js';
-import { setWriteGuard } from '../../src/storage/files/atomic-write.js';
+import { setWriteGuard } from '../../src/fs/atomic-write.js';
 import { newDeliveryId, newDeliveryRecord } from '../../src/webhooks/delivery-record.js';
 import { Outbox, type OutboxOptions } from '../../src/webhooks/outbox.js';
 import { completeLines, fullLine, outboxPaths, parseLine, readInstanceDeliveries } from '../../src/webhooks/outbox-files.js';

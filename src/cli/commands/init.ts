@@ -1,9 +1,9 @@
 import type { Command } from 'commander';
 import { loadConfig } from '../../config/load.js';
-import { dataDirHolder, lockDataDir, unlockDataDir } from '../../daemon/data-dir-lock.js';
-import { assertNotInitialised, initialiseDataDir, type InitAnswers } from '../../daemon/init.js';
+import { dataDirHolder, lockDataDir, unlockDataDir } from '../../storage/files/data-dir-lock.js';
+import { assertNotInitialised, initialiseDataDir, type InitAnswers } from '../../config/init.js';
 import { GatewayError } from '../../domain/errors.js';
-import { ensureDir } from '../../storage/files/atomic-write.js';
+import { ensureDir } from '../../fs/atomic-write.js';
 import { withApi } from '../api.js';
 import { globals, outputFlushed, parsePort } from '../context.js';
 

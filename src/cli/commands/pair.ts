@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { parseReply } from '../../control/pair-protocol.js';
+import { parseReply } from '../../pairing/pair-protocol.js';
 import { GatewayError } from '../../domain/errors.js';
 import { pairLogger } from '../pair-log.js';
 import { PairView, type Outcome } from '../pair-view.js';

@@ -16,7 +16,7 @@ import {
   type WAMessage,
 } from '@whiskeysockets/baileys';
 import type { InboundMessage } from '../../schemas/events.js';
-import { vcardName, vcardPhone } from '../../sending/vcard.js';
+import { vcardName, vcardPhone } from '../../domain/vcard.js';
 import type { InboundMedia, MessageUpdate } from '../types.js';
 import { BoundedMap } from './lru.js';
 

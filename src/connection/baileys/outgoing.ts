@@ -2,7 +2,7 @@ import type { AnyMessageContent, MiscMessageGenerationOptions, WAMessage } from 
 import { GatewayError } from '../../domain/errors.js';
 import { isE164, phoneDigits } from '../../domain/phone.js';
 import type { MessageRef, Outgoing } from '../types.js';
-import { vcard } from '../../sending/vcard.js';
+import { vcard } from '../../domain/vcard.js';
 import type { Quotable } from './recent-sends.js';
 
 /** "+15551234567" -> "15551234567@s.whatsapp.net" */

@@ -2,7 +2,7 @@ import { readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { GatewayError, errorMessage, storageError } from '../../domain/errors.js';
 import type { AuthSnapshot, AuthStateRepository, StoredAuth } from '../ports/auth-state.js';
-import { ensureDir, writeFileAtomic } from './atomic-write.js';
+import { ensureDir, writeFileAtomic } from '../../fs/atomic-write.js';
 import { readPairedSync } from './auth-files.js';
 import { processRunning } from './process-identity.js';
 

@@ -4,7 +4,7 @@ import Type, { type Static } from 'typebox';
 import { errorMessage, storageError } from '../../domain/errors.js';
 import { closed } from '../../schemas/common.js';
 import { matches } from '../../schemas/check.js';
-import { ensureDir, writeFileAtomic } from './atomic-write.js';
+import { ensureDir, writeFileAtomic } from '../../fs/atomic-write.js';
 import { corruptStore } from './json-file.js';
 import { Journal } from './journal.js';
 import { storePaths, type StorePaths } from './paths.js';

@@ -6,7 +6,7 @@ import { isInstanceId } from '../../domain/ids.js';
 import { matches } from '../../schemas/check.js';
 import { ConversationRecord, HandoverRecord, StoredFlowRecord, type Conversation, type Handover, type StoredFlow } from '../../schemas/flow.js';
 import type { FlowRepository } from '../ports/flows.js';
-import { ensureDir, writeFileAtomic } from './atomic-write.js';
+import { ensureDir, writeFileAtomic } from '../../fs/atomic-write.js';
 import { AtomicJsonFile } from './json-file.js';
 
 const HandoversDocSchema = Type.Object({ version: Type.Literal(1), handovers: Type.Record(Type.String(), HandoverRecord) });

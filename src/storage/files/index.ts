@@ -7,7 +7,7 @@ import type { GatewayConfig } from '../../config/schema.js';
 import { DAY_MS, type Clock } from '../../domain/clock.js';
 import type { Timers } from '../../domain/timers.js';
 import type { Storage } from '../storage.js';
-import { ensureDir } from './atomic-write.js';
+import { ensureDir } from '../../fs/atomic-write.js';
 import { FileAuthStates } from './auth-state.js';
 import { CreditLedger } from './credit-ledger.js';
 import { FlowFiles } from './flows.js';

@@ -4,7 +4,7 @@ import { GatewayError, storageError } from '../../domain/errors.js';
 import type { InstanceRecord, InstancesDoc } from '../../schemas/instance.js';
 import { matches } from '../../schemas/check.js';
 import { InstancesDocSchema } from '../../schemas/instance.js';
-import { ensureDir } from './atomic-write.js';
+import { ensureDir } from '../../fs/atomic-write.js';
 import { openLow, type AtomicJsonFile } from './json-file.js';
 import { storePaths, type StorePaths } from './paths.js';
 import { generateApiKey, generateInstanceId, hashSecret } from '../../domain/secrets.js';

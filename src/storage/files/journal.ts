@@ -1,7 +1,7 @@
 import { open, rename, rm, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { storageError } from '../../domain/errors.js';
-import { FILE_MODE, checkWriteGuard, syncDir, tempPath } from './atomic-write.js';
+import { FILE_MODE, checkWriteGuard, syncDir, tempPath } from '../../fs/atomic-write.js';
 
 /**
  * An append-only file of JSON lines with group commit: every line appended while a write is under

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
 import { Low, type Adapter } from 'lowdb';
 import { GatewayError, errorMessage } from '../../domain/errors.js';
-import { writeFileAtomic } from './atomic-write.js';
+import { writeFileAtomic } from '../../fs/atomic-write.js';
 
 /** A store file that will not parse. It is never overwritten: the user must fix or restore it. */
 export function corruptStore(file: string, detail: string): GatewayError {

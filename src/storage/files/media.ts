@@ -2,7 +2,7 @@ import { createReadStream } from 'node:fs';
 import { copyFile, readdir, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { storageError } from '../../domain/errors.js';
-import { ensureDir, tempPath, writeFileAtomic } from './atomic-write.js';
+import { ensureDir, tempPath, writeFileAtomic } from '../../fs/atomic-write.js';
 
 import type { MediaRepository, StoredMedia } from '../ports/media.js';
 

@@ -1,7 +1,7 @@
 import { chmod, lstat, readdir } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { GatewayError, errorMessage } from '../../domain/errors.js';
-import { DIR_MODE, FILE_MODE } from './atomic-write.js';
+import { DIR_MODE, FILE_MODE } from '../../fs/atomic-write.js';
 
 /** Bounds the walk at start-up; a larger data dir is fixed in part (doctor reports the rest). */
 const MAX_ENTRIES = 200_000;

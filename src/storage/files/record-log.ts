@@ -1,7 +1,7 @@
 import { open, readFile, rename, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { storageError } from '../../domain/errors.js';
-import { FILE_MODE, checkWriteGuard, syncDir, tempPath } from './atomic-write.js';
+import { FILE_MODE, checkWriteGuard, syncDir, tempPath } from '../../fs/atomic-write.js';
 import { Journal, type JournalLine } from './journal.js';
 
 /** Where a line is in the journal file. */

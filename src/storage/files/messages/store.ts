@@ -7,7 +7,7 @@ import { GatewayError, errorMessage, storageError } from '../../../domain/errors
 import type { TimerHandle, Timers } from '../../../domain/timers.js';
 import type { MessageStatus } from '../../../domain/types.js';
 import type { InboundMessage } from '../../../schemas/events.js';
-import { ensureDir } from '../atomic-write.js';
+import { ensureDir } from '../../../fs/atomic-write.js';
 import { isInstanceId } from '../paths.js';
 import { InstanceMessages, type Chat, type Entry, type StatusChange } from './instance-messages.js';
 import type { MediaRepository } from '../../ports/media.js';

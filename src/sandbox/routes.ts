@@ -6,11 +6,11 @@ import { defineRoute, type RouteDef } from '../http/route.js';
 import { MessageId, Phone, closed } from '../schemas/common.js';
 import { MAX_TEXT } from '../schemas/send.js';
 import { InstanceStatusSchema, Location, PollInfo } from '../schemas/events.js';
-import { detectMedia } from '../sending/media-type.js';
-import { withUpload } from '../sending/upload.js';
+import { detectMedia } from '../media/media-type.js';
+import { withUpload } from '../http/upload.js';
 import { parseInput } from '../schemas/check.js';
 import { readFile } from 'node:fs/promises';
-import { SandboxConnection, type SandboxInbound } from './sandbox.js';
+import { SandboxConnection, type SandboxInbound } from '../connection/sandbox.js';
 
 const StatusOnly = closed({ success: Type.Literal(true), instanceId: Type.String(), status: InstanceStatusSchema });
 const InboundInput = closed({

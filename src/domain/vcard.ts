@@ -1,4 +1,4 @@
-import { phoneDigits } from '../domain/phone.js';
+import { phoneDigits } from './phone.js';
 
 /** vCard text values escape backslash, comma, semicolon and newlines (RFC 6350 3.4). */
 function escape(value: string): string {

@@ -8,7 +8,7 @@ import type { InstanceRecord } from '../schemas/instance.js';
 import type { EventBus } from '../events/bus.js';
 import type { InstanceRepository } from '../storage/ports/instances.js';
 import type { CreditRepository } from '../storage/ports/credits.js';
-import { effectiveStatus, isPremium, quotaRemaining } from './rules.js';
+import { effectiveStatus, isPremium, quotaRemaining } from '../plans/rules.js';
 
 export interface StatusReporterDeps {
   instances: InstanceRepository;

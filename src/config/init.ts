@@ -1,9 +1,9 @@
 import { chmod } from 'node:fs/promises';
-import type { GatewayConfig } from '../config/schema.js';
-import { isInitialised, loadConfig, saveConfig } from '../config/load.js';
-import { defaultConfig, validateConfig } from '../config/validate.js';
+import type { GatewayConfig } from './schema.js';
+import { isInitialised, loadConfig, saveConfig } from './load.js';
+import { defaultConfig, validateConfig } from './validate.js';
 import { GatewayError } from '../domain/errors.js';
-import { ensureDir } from '../storage/files/atomic-write.js';
+import { ensureDir } from '../fs/atomic-write.js';
 import { generateServerSecret, hashSecret } from '../domain/secrets.js';
 
 export interface InitAnswers {

@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
-import { GatewayError, errorMessage } from '../domain/errors.js';
-import { setWriteGuard, writeFileAtomic } from '../storage/files/atomic-write.js';
-import { removeDataDirLeftovers } from '../storage/files/leftovers.js';
-import { LockBusyError, acquireLock, ownerAlive, readLockOwner, type HeldLock } from '../storage/files/owner-lock.js';
-import { storePaths } from '../storage/files/paths.js';
+import { GatewayError, errorMessage } from '../../domain/errors.js';
+import { setWriteGuard, writeFileAtomic } from '../../fs/atomic-write.js';
+import { removeDataDirLeftovers } from './leftovers.js';
+import { LockBusyError, acquireLock, ownerAlive, readLockOwner, type HeldLock } from './owner-lock.js';
+import { storePaths } from './paths.js';
 
 /**
  * Who holds the data dir: the daemon (it is the only writer while it runs; the CLI goes through its
