@@ -11,6 +11,7 @@ import { autocannon, initDataDir, percentile, rssMb, startGateway, stop } from '
 import { seedStore } from './seed.js';
 import { sessionsBench } from './sessions.js';
 import { CreditStore } from '../src/storage/files/credits.js';
+import { UNGUARDED } from '../src/fs/write-guard.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const BIN = join(ROOT, 'bin/gateway');
@@ -70,7 +71,7 @@ async function sendRun(count: number, premium = false): Promise<{ rps: number; p
   const r = await autocannon(url, { connections: CONNECTIONS, seconds: SECONDS, method: 'POST', body: SEND_BODY, headers });
   const rss = Math.max(rssStart, await rssMb(gw.child.pid!));
   await gw.stop();
-  const disk = await new CreditStore(dataDir).read(inst.id);
+  const disk = await new CreditStore(dataDir, UNGUARDED).read(inst.id);
   if (r.non2xx > 0 || r.errors > 0) throw new Error(`send run had ${r.non2xx} non-2xx answers and ${r.errors} errors`);
   if (!premium && disk.spent < r.total) throw new Error(`only ${disk.spent} credits debited for ${r.total} sends`);
   log(`send (${count} instances${premium ? ', premium: nothing to debit' : ''}): ${Math.round(r.rps)} req/s, p99 ${r.p99} ms, start ${gw.startupMs} ms, rss ${rss} MiB, ${disk.spent} credits debited on disk`);

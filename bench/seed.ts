@@ -1,6 +1,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { InstanceRecord } from '../src/schemas/instance.js';
+import { UNGUARDED } from '../src/fs/write-guard.js';
 import { writeFileAtomic } from '../src/fs/atomic-write.js';
 import type { InstancesDoc } from '../src/schemas/instance.js';
 import { generateApiKey, generateInstanceId, hashSecret } from '../src/domain/secrets.js';
@@ -29,7 +30,7 @@ export async function seedStore(dataDir: string, count: number, credits: number,
     doc.instances[id] = record;
     first ??= { id, key };
   }
-  await writeFileAtomic(join(dataDir, 'instances.json'), JSON.stringify(doc));
+  await writeFileAtomic(join(dataDir, 'instances.json'), JSON.stringify(doc), { guard: UNGUARDED });
   await mkdir(join(dataDir, 'credits'), { recursive: true, mode: 0o700 });
   await writeFile(join(dataDir, 'credits', `${first!.id}.json`), JSON.stringify({ balance: credits, spent: 0 }), { mode: 0o600 });
   return first!;

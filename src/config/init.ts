@@ -3,7 +3,7 @@ import type { GatewayConfig } from './schema.js';
 import { isInitialised, loadConfig, saveConfig } from './load.js';
 import { defaultConfig, validateConfig } from './validate.js';
 import { GatewayError } from '../domain/errors.js';
-import { ensureDir } from '../fs/atomic-write.js';
+import { ensureDir, type WriteGuard } from '../fs/atomic-write.js';
 import { generateServerSecret, hashSecret } from '../domain/secrets.js';
 
 export interface InitAnswers {
@@ -27,7 +27,7 @@ export function assertNotInitialised(dataDir: string, force: boolean): void {
  * server secret of which only the hash is stored. With `force` on an initialised dir: a new server
  * secret, and only the settings given as answers change. Returns the secret to show once.
  */
-export async function initialiseDataDir(dataDir: string, answers: InitAnswers, force = false): Promise<{ config: GatewayConfig; serverSecret: string; shown: () => Promise<void> }> {
+export async function initialiseDataDir(dataDir: string, answers: InitAnswers, force: boolean, guard: WriteGuard): Promise<{ config: GatewayConfig; serverSecret: string; shown: () => Promise<void> }> {
   assertNotInitialised(dataDir, force);
   await ensureDir(dataDir);
   await chmod(dataDir, 0o700);
@@ -43,11 +43,11 @@ export async function initialiseDataDir(dataDir: string, answers: InitAnswers, f
     retiringServerSecretHash: base.retiringServerSecretHash ?? base.serverSecretHash,
     webhooks: { ...base.webhooks, allowPrivateTargets: answers.allowPrivateTargets ?? base.webhooks.allowPrivateTargets },
   });
-  await saveConfig(dataDir, config);
+  await saveConfig(dataDir, config, guard);
   const shown = async (): Promise<void> => {
     if (config.retiringServerSecretHash == null) return;
     const now = loadConfig(dataDir);
-    if (now.serverSecretHash === config.serverSecretHash) await saveConfig(dataDir, { ...now, retiringServerSecretHash: null });
+    if (now.serverSecretHash === config.serverSecretHash) await saveConfig(dataDir, { ...now, retiringServerSecretHash: null }, guard);
   };
   return { config, serverSecret, shown };
 }

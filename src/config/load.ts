@@ -1,7 +1,7 @@
 import { readFileSync, existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { GatewayError, errorMessage } from '../domain/errors.js';
-import { writeFileAtomic } from '../fs/atomic-write.js';
+import { writeFileAtomic, type WriteGuard } from '../fs/atomic-write.js';
 import { validateConfig } from './validate.js';
 import type { GatewayConfig } from './schema.js';
 
@@ -46,6 +46,7 @@ export function loadConfig(dataDir: string): GatewayConfig {
   return validateConfig(raw, file);
 }
 
-export async function saveConfig(dataDir: string, config: GatewayConfig): Promise<void> {
-  await writeFileAtomic(configPath(dataDir), `${JSON.stringify(config, null, 2)}\n`);
+/** Writes config.json whole; `guard` is the data dir lock of the writer (see fs/write-guard.ts). */
+export async function saveConfig(dataDir: string, config: GatewayConfig, guard: WriteGuard): Promise<void> {
+  await writeFileAtomic(configPath(dataDir), `${JSON.stringify(config, null, 2)}\n`, { guard });
 }

@@ -1,4 +1,5 @@
 import { generateServerSecret, hashSecret } from '../domain/secrets.js';
+import type { WriteGuard } from '../fs/write-guard.js';
 import { loadConfig, saveConfig } from './load.js';
 
 /** The server secret's hashes, read per request: `gateway init --force` replaces it at run time. */
@@ -16,7 +17,7 @@ export interface ServerSecret {
 }
 
 /** The server secret of the files engine: config.json, re-read before each write. */
-export function configServerSecret(dataDir: string, initial: { hash: string | null; retiring: string | null }): ServerSecret {
+export function configServerSecret(dataDir: string, initial: { hash: string | null; retiring: string | null }, guard: WriteGuard): ServerSecret {
   let hash = initial.hash;
   let retiring = initial.retiring;
   let retiringNow: Promise<void> | null = null;
@@ -31,7 +32,7 @@ export function configServerSecret(dataDir: string, initial: { hash: string | nu
       // Kept: the last secret known to have been shown (after an unconfirmed earlier rotation,
       // still the one that rotation replaced).
       const keep = config.retiringServerSecretHash ?? config.serverSecretHash;
-      await saveConfig(dataDir, { ...config, serverSecretHash: next, retiringServerSecretHash: keep });
+      await saveConfig(dataDir, { ...config, serverSecretHash: next, retiringServerSecretHash: keep }, guard);
       retiring = keep;
       hash = next;
       return secret;
@@ -44,7 +45,7 @@ export function configServerSecret(dataDir: string, initial: { hash: string | nu
       retiringNow ??= (async () => {
         try {
           const config = loadConfig(dataDir);
-          await saveConfig(dataDir, { ...config, retiringServerSecretHash: null });
+          await saveConfig(dataDir, { ...config, retiringServerSecretHash: null }, guard);
         } finally {
           retiringNow = null;
         }

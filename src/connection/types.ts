@@ -187,3 +187,12 @@ export interface Connection {
 }
 
 export type ConnectionFactory = (record: InstanceRecord, hooks: ConnectionHooks) => Connection;
+
+/**
+ * A free action on an instance's live connection (reaction, edit, delete, read mark, presence, a
+ * lookup): 503 CONNECTION_NOT_READY unless connected; `paced` ones wait their turn in the anti-ban
+ * queue. The send service provides it.
+ */
+export interface ConnectionActions {
+  act<T>(instanceId: string, run: (connection: Connection) => Promise<T>, options: { paced: boolean }): Promise<T>;
+}

@@ -8,7 +8,7 @@ import { pino } from 'pino';
 import { isInitialised, loadConfig } from '../config/load.js';
 import type { GatewayConfig, LogLevel } from '../config/schema.js';
 import { GatewayError, errorMessage } from '../domain/errors.js';
-import { controlRequests } from '../http/auth.js';
+import { ensureDir } from '../fs/atomic-write.js';
 import { secureModes } from '../storage/files/modes.js';
 import { storePaths } from '../storage/files/paths.js';
 import { createDaemon, type Daemon, type DaemonParts } from './create-daemon.js';
@@ -56,7 +56,7 @@ function listen(server: Server, ...args: [number, string] | [string]): Promise<v
 async function listenControl(daemon: Daemon, path: string): Promise<Server> {
   const callback = daemon.app.callback();
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
-    controlRequests.add(req);
+    daemon.control.trust(req);
     void callback(req, res);
   });
   server.keepAliveTimeout = 1_000;
@@ -103,14 +103,21 @@ function partsOf(options: DaemonOptions): Partial<DaemonParts> {
  */
 export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon> {
   const { dataDir } = options;
+  await ensureDir(dataDir);
+  // Another command's hold is short: wait for it; a running daemon or `gateway pair` is reported at once.
+  const lock = await lockDataDir(dataDir, 'daemon', options.lockWaitMs ?? (dataDirHolder(dataDir)?.kind === 'cli' ? 10_000 : 0));
   if (!isInitialised(dataDir)) {
-    const { serverSecret } = await initialiseDataDir(dataDir, {});
-    options.onInitialised?.(serverSecret);
+    try {
+      const { serverSecret, shown } = await initialiseDataDir(dataDir, {}, false, lock);
+      options.onInitialised?.(serverSecret);
+      await shown();
+    } catch (err) {
+      await unlockDataDir(lock);
+      throw err;
+    }
   }
   const config = effectiveConfig(options);
   const logger = options.logger ?? createLogger(config.logLevel);
-  // Another command's hold is short: wait for it; a running daemon or `gateway pair` is reported at once.
-  const lock = await lockDataDir(dataDir, 'daemon', options.lockWaitMs ?? (dataDirHolder(dataDir)?.kind === 'cli' ? 10_000 : 0));
   lock.onLost((err) => {
     logger.fatal({ err: err.message }, 'the data dir lock was taken over while this daemon stalled; exiting without writing');
     process.exit(3);
@@ -119,7 +126,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   try {
     const fixed = await secureModes(dataDir);
     if (fixed.length > 0) logger.warn({ count: fixed.length, first: fixed.slice(0, 5) }, 'the data dir was readable by other users; made it private again (directories 0700, files 0600)');
-    daemon = await createDaemon({ ...partsOf(options), dataDir, config, mode: 'daemon', logger });
+    daemon = await createDaemon({ ...partsOf(options), dataDir, config, mode: 'daemon', logger, guard: lock });
     await daemon.start();
     const server = createServer(daemon.app.callback());
     server.keepAliveTimeout = 5_000;
@@ -137,7 +144,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
     } else {
       logger.error({ socketPath: controlPath }, 'the data dir path is too long for a control socket: the CLI cannot reach this daemon');
     }
-    await writeDaemonInfo(dataDir, { pid: process.pid, host: config.host, port, startedAt: new Date().toISOString() });
+    await writeDaemonInfo(dataDir, { pid: process.pid, host: config.host, port, startedAt: new Date().toISOString() }, lock);
     logger.info({ host: config.host, port, instances: daemon.core.instances.size, dataDir }, 'gateway listening');
 
     const running = daemon;
@@ -183,7 +190,7 @@ export async function openLocalDaemon(options: { dataDir: string; kind: HolderKi
   const lock = await lockDataDir(dataDir, options.kind, options.lockWaitMs ?? 30_000);
   let dir: string | null = null;
   try {
-    const daemon = await createDaemon({ dataDir, config, mode: 'offline', logger, ...(options.logoutTimeoutMs !== undefined ? { logoutTimeoutMs: options.logoutTimeoutMs } : {}) });
+    const daemon = await createDaemon({ dataDir, config, mode: 'offline', logger, guard: lock, ...(options.logoutTimeoutMs !== undefined ? { logoutTimeoutMs: options.logoutTimeoutMs } : {}) });
     await daemon.start();
     dir = await mkdtemp(join(tmpdir(), 'gateway-cli-'));
     const socketPath = join(dir, 'control.sock');

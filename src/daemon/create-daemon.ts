@@ -1,43 +1,45 @@
 import type Koa from 'koa';
 import type { Logger } from 'pino';
+import { adminFeature } from '../admin/routes.js';
 import type { GatewayConfig } from '../config/schema.js';
+import { configServerSecret } from '../config/server-secret.js';
 import type { BaileysOptions } from '../connection/baileys/options.js';
 import { ConnectionManager } from '../connection/manager.js';
 import { SandboxConnection } from '../connection/sandbox.js';
-import { sandboxRoutes } from '../sandbox/routes.js';
 import type { ConnectionFactory, ConnectionHooks } from '../connection/types.js';
-import { controlRoutes } from '../pairing/routes.js';
-import type { Core, DaemonMode } from '../core/core.js';
-import { configServerSecret } from '../config/server-secret.js';
-import type { Feature } from '../core/feature.js';
 import { systemClock, type Clock } from '../domain/clock.js';
-import { MessageHub } from '../messages/hub.js';
-import { messagesFeature } from '../messages/feature.js';
+import { noMetrics } from '../domain/metrics-sink.js';
 import { systemTimers, type Timers } from '../domain/timers.js';
 import { EventBus } from '../events/bus.js';
 import { liveEventsFeature } from '../events/live.js';
+import type { DaemonMode, Feature } from '../features/feature.js';
 import { flowsFeature, type FlowsFeature } from '../flows/feature.js';
 import { createApp } from '../http/app.js';
 import { AuthFailureLimiter } from '../http/auth-limiter.js';
+import type { ControlRequests } from '../http/control-requests.js';
 import type { SessionResolver } from '../http/auth.js';
 import type { RouteDef } from '../http/route.js';
 import { InstanceLifecycle } from '../instances/lifecycle.js';
-import { instanceRoutes } from '../instances/routes.js';
+import { instancesFeature } from '../instances/routes.js';
+import { messagesFeature } from '../messages/feature.js';
+import { MessageHub } from '../messages/hub.js';
 import { createGatewayMetrics } from '../metrics/prometheus.js';
-import { metricsRoutes } from '../metrics/routes.js';
-import { noMetrics } from '../domain/metrics-sink.js';
-import { operationsRoutes } from '../openapi/routes.js';
-import { createPanel } from '../panel/feature.js';
-import { StatusReporter } from '../status/status-reporter.js';
-import { actionRoutes } from '../sending/action-routes.js';
-import { directoryRoutes } from '../sending/directory-routes.js';
-import { sendingRoutes } from '../sending/routes.js';
+import { metricsFeature } from '../metrics/routes.js';
+import { operationsFeature } from '../openapi/routes.js';
+import { pairingFeature } from '../pairing/routes.js';
+import { panelFeature } from '../panel/feature.js';
+import { sandboxFeature } from '../sandbox/routes.js';
+import { sendingFeature } from '../sending/feature.js';
 import { SendService } from '../sending/send-service.js';
-import { storePaths } from '../storage/files/paths.js';
+import { StatusReporter } from '../status/status-reporter.js';
 import { openFileStorage } from '../storage/files/index.js';
+import { storePaths } from '../storage/files/paths.js';
 import type { Storage } from '../storage/storage.js';
-import { webhooksFeature, type WebhookSeams } from '../webhooks/feature.js';
+import type { WriteGuard } from '../fs/write-guard.js';
 import type { WebhookDeliverer } from '../webhooks/deliverer.js';
+import { webhooksFeature, type WebhookSeams } from '../webhooks/feature.js';
+import { connectionHooks } from './connection-hooks.js';
+import type { Core } from './core.js';
 
 /** What the daemon is built from; tests swap the seams. */
 export interface DaemonParts {
@@ -57,14 +59,19 @@ export interface DaemonParts {
   logoutTimeoutMs?: number;
   /** The storage engine, already open (default: the files engine in `dataDir`). */
   storage?: Storage;
-  /** Panel sessions, when the panel is on. */
+  /** The data dir lock this process holds: every write of the files in `dataDir` checks it. */
+  guard: WriteGuard;
+  /** Panel sessions, when the panel is on (default the panel's own). */
   sessions?: SessionResolver;
 }
 
 /** The daemon, built and not yet running: `start()` opens connections, `stop()` closes everything. */
 export interface Daemon {
+  /** The parts it was built from (for the boot module and tests; features get only their own). */
   readonly core: Core;
   readonly app: Koa;
+  /** Requests of the control socket go in here (trusted like the server secret). */
+  readonly control: ControlRequests;
   readonly routes: readonly RouteDef[];
   readonly lifecycle: InstanceLifecycle;
   readonly flows: FlowsFeature;
@@ -76,38 +83,28 @@ export interface Daemon {
 }
 
 /**
- * The composition root: the whole daemon in one place. Core parts first (stores, credits, event
- * bus, connections, sending), then the features, each given the core and returning what it adds
- * (routes, event consumers, gauges); then the HTTP app from every route.
+ * The composition root: the whole daemon in one place. The shared parts first (storage, the event
+ * bus, connections, sending, status), then the features, each built from only the parts it names
+ * and returning what it adds (routes, middleware, event consumers, gauges); then the HTTP app.
  */
 export async function createDaemon(parts: DaemonParts): Promise<Daemon> {
   const { dataDir, config, mode, logger } = parts;
   const clock = parts.clock ?? systemClock;
   const timers = parts.timers ?? systemTimers;
-  const paths = storePaths(dataDir);
 
-  // ---- core ---------------------------------------------------------------------------------
-  const storage = parts.storage ?? (await openFileStorage({ dataDir, config, clock, timers, logger }));
+  // ---- shared parts -------------------------------------------------------------------------
+  const storage = parts.storage ?? (await openFileStorage({ dataDir, config, clock, timers, logger, guard: parts.guard }));
   const { instances, credits, messages, media } = storage;
+  const serverSecret = configServerSecret(dataDir, { hash: config.serverSecretHash, retiring: config.retiringServerSecretHash ?? null }, parts.guard);
   const bus = new EventBus(logger);
   const hub = new MessageHub({ store: messages, media, bus, clock, logger, maxMediaBytes: config.media.maxBytes });
-  const prometheus = config.metrics.mode === 'off' ? null : createGatewayMetrics({ connectionStatuses: () => [...manager.all()].map((e) => e.connection.status) }, { defaultMetrics: parts.defaultMetrics ?? true });
+  const prometheus =
+    config.metrics.mode === 'off' ? null : createGatewayMetrics({ connectionStatuses: () => [...manager.all()].map((e) => e.connection.status) }, { defaultMetrics: parts.defaultMetrics ?? true });
   const metrics = prometheus?.sink ?? noMetrics;
-  const now = (): string => new Date(clock.now()).toISOString();
-
-  // What connections report becomes events; observers (`gateway pair`) hear status and QR too.
-  const hooksFor = (id: string): ConnectionHooks => ({
-    onStatus: (change) => {
-      status.connectionChanged(id, change);
-      manager.notify(id, { type: 'status', change });
-    },
-    onQr: (qr) => {
-      bus.publish({ type: 'qr.updated', instanceId: id, timestamp: now(), data: { qr } }).catch((err: unknown) => logger.error({ err, instanceId: id }, 'could not store qr.updated'));
-      manager.notify(id, { type: 'qr', qr });
-    },
-    onMessage: (message, media) => hub.received(id, message, media),
-    onUpdate: (update) => hub.update(id, update),
-  });
+  // Connections report to the status reporter, which reads the manager: tied through this late binding.
+  let hooksFor: (id: string) => ConnectionHooks = () => {
+    throw new Error('connection hooks used before the daemon was built');
+  };
   const manager = new ConnectionManager({
     sandboxFactory: (record, hooks) => new SandboxConnection(record.id, hooks, { auth: storage.auth, now: () => clock.now() }),
     whatsappFactory: async () => {
@@ -116,7 +113,7 @@ export async function createDaemon(parts: DaemonParts): Promise<Daemon> {
       const { createBaileysConnectionFactory } = await import('../connection/baileys/connection.js');
       return createBaileysConnectionFactory(options);
     },
-    hooksFor,
+    hooksFor: (id) => hooksFor(id),
     logger,
     pacing: config.sending,
     sendsPerMinute: config.rateLimit.sendsPerMinute,
@@ -124,70 +121,52 @@ export async function createDaemon(parts: DaemonParts): Promise<Daemon> {
     maxConcurrentConnects: config.baileys.maxConcurrentConnects,
   });
   const status = new StatusReporter({ instances, credits, manager, bus, clock, timers, logger, offline: mode === 'offline' });
+  hooksFor = connectionHooks({ status, manager, bus, hub, clock, logger });
   const sender = new SendService({ instances, credits, manager, clock, logger, metrics, typing: config.sending.typing, planChanged: (id) => status.planChanged(id), hub });
-  const core: Core = {
-    mode,
-    dataDir,
-    paths,
-    config,
-    serverSecret: configServerSecret(dataDir, { hash: config.serverSecretHash, retiring: config.retiringServerSecretHash ?? null }),
-    clock,
-    timers,
-    logger,
-    storage,
-    instances,
-    credits,
-    bus,
-    manager,
-    status,
-    sender,
-    metrics,
-    messages,
-    media,
-    hub,
-  };
+  const core: Core = { mode, dataDir, guard: parts.guard, paths: storePaths(dataDir), config, serverSecret, clock, timers, logger, storage, instances, credits, bus, manager, status, sender, metrics, messages, media, hub };
 
   // ---- features -----------------------------------------------------------------------------
   const webhooks = await webhooksFeature(core, parts.webhooks);
-  const flows = flowsFeature(core);
-  // The chats list shows which chats a person took over: the flows feature knows.
-  const openHandovers = async (id: string): Promise<ReadonlySet<string>> => new Set((await flows.handovers.list(id)).map((h) => h.chatId));
-  const liveEvents = liveEventsFeature(core);
-  const features: Feature[] = [messagesFeature(core, openHandovers), webhooks, flows, liveEvents];
-  for (const f of features) for (const c of f.consumers ?? []) bus.register(c.consumer, { critical: c.critical ?? false });
-  for (const f of features) for (const [name, g] of Object.entries(f.gauges ?? {})) prometheus?.addGauge(name, g.help, g.read);
-
-  const lifecycle = new InstanceLifecycle(
-    core,
-    features.flatMap((f) => (f.removeInstance ? [f.removeInstance.bind(f)] : [])),
-    parts.logoutTimeoutMs ?? 10_000,
-  );
-  const routes: RouteDef[] = [
-    ...instanceRoutes(core, lifecycle),
-    ...sendingRoutes(core),
-    ...actionRoutes(core),
-    ...directoryRoutes(core),
-    ...sandboxRoutes(core),
-    ...features.flatMap((f) => f.routes ?? []),
-    ...metricsRoutes(config.metrics.mode, prometheus?.registry ?? null),
-    ...controlRoutes(core),
-    ...operationsRoutes(() => routes),
-  ];
+  const flows = flowsFeature({ mode, config, clock, timers, logger, bus, sender, instances, store: storage.flows });
+  const liveEvents = liveEventsFeature({ maxClientsPerInstance: config.events.maxClientsPerInstance });
+  const lifecycleRemovers: Array<(id: string) => Promise<void>> = [];
+  const lifecycle = new InstanceLifecycle({ mode, config, clock, logger, instances, credits, storage, manager, status }, lifecycleRemovers, parts.logoutTimeoutMs ?? 10_000);
   const limiter = new AuthFailureLimiter(config.rateLimit.authFailures, config.rateLimit.authWindowMs, () => clock.now());
-  // The panel: its sessions authenticate the ordinary routes; off, /panel answers 404.
-  const panel = config.panel.enabled ? createPanel(core, limiter) : null;
-  const sessions = parts.sessions ?? panel?.sessions;
-  const app = createApp({
+  const features: Feature[] = [
+    instancesFeature({ mode, config, instances, status, manager, lifecycle, logger }),
+    sendingFeature({ config, sender }),
+    messagesFeature({ mode, clock, messages, media, sender, openHandovers: (id) => flows.openHandovers(id) }),
+    sandboxFeature({ config, manager, status }),
+    webhooks,
+    flows,
+    liveEvents,
+    pairingFeature({ instances, manager }),
+    adminFeature({ mode, dataDir, serverSecret }),
+    metricsFeature({ mode: config.metrics.mode, registry: prometheus?.registry ?? null }),
+    operationsFeature({ allRoutes: () => routes }),
+    // The panel: its sessions authenticate the ordinary routes; off, /panel answers 404.
+    ...(config.panel.enabled
+      ? [panelFeature({ sessionIdleMinutes: config.panel.sessionIdleMinutes, instances, serverSecretHash: () => serverSecret.hash(), clock, limiter })]
+      : []),
+  ];
+  for (const f of features) {
+    for (const c of f.consumers ?? []) bus.register(c.consumer, { critical: c.critical ?? false });
+    for (const [name, g] of Object.entries(f.gauges ?? {})) prometheus?.addGauge(name, g.help, g.read);
+    if (f.removeInstance) lifecycleRemovers.push(f.removeInstance.bind(f));
+  }
+  const routes: RouteDef[] = features.flatMap((f) => f.routes ?? []);
+  const sessions = parts.sessions ?? features.find((f) => f.sessions)?.sessions;
+  const { app, control } = createApp({
     routes,
     auth: {
       instances,
-      serverSecretHash: () => core.serverSecret.hash(),
-      retiringSecretHash: () => core.serverSecret.retiringHash(),
+      serverSecretHash: () => serverSecret.hash(),
+      retiringSecretHash: () => serverSecret.retiringHash(),
       keyRetired: (id, hash) => lifecycle.isRetired(id, hash),
       // A retirement that cannot be stored now (a full disk) does not fail the request: the old
       // credential then works a while longer, and the next use tries again.
       credentialUsed: (who) =>
-        (who.kind === 'server-secret' ? core.serverSecret.shown() : lifecycle.keyShown(who.instanceId, who.keyHash)).catch((err: unknown) =>
+        (who.kind === 'server-secret' ? serverSecret.shown() : lifecycle.keyShown(who.instanceId, who.keyHash)).catch((err: unknown) =>
           logger.error({ err }, 'could not retire a rotated credential'),
         ),
       limiter,
@@ -195,13 +174,14 @@ export async function createDaemon(parts: DaemonParts): Promise<Daemon> {
     },
     logger,
     metrics,
-    ...(panel ? { before: [panel.middleware] } : {}),
+    before: features.flatMap((f) => f.before ?? []),
   });
 
   let stopping: Promise<void> | null = null;
   return {
     core,
     app,
+    control,
     routes,
     lifecycle,
     flows,
@@ -215,7 +195,7 @@ export async function createDaemon(parts: DaemonParts): Promise<Daemon> {
       void manager.startAll(instances.list()).catch((err: unknown) => logger.error({ err }, 'starting connections failed'));
     },
     closeStreams() {
-      liveEvents.live.close();
+      for (const f of features) f.closeStreams?.();
     },
     stop() {
       stopping ??= (async () => {

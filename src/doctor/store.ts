@@ -4,6 +4,7 @@ import { loadConfig } from '../config/load.js';
 import type { GatewayConfig } from '../config/schema.js';
 import { systemClock } from '../domain/clock.js';
 import { errorMessage } from '../domain/errors.js';
+import { UNGUARDED } from '../fs/write-guard.js';
 import { CreditStore } from '../storage/files/credits.js';
 import { InstanceStore } from '../storage/files/instances.js';
 import { isInstanceId, storePaths } from '../storage/files/paths.js';
@@ -67,13 +68,14 @@ export async function checkStore(dataDir: string, trialDays: number): Promise<Ch
   const corrupt: { file: string; why: string }[] = [];
   let instances = 0;
   try {
-    const store = new InstanceStore(dataDir, systemClock, trialDays);
+    // Read only: the guard is never asked.
+    const store = new InstanceStore(dataDir, systemClock, trialDays, UNGUARDED);
     await store.load();
     instances = store.list().length + store.deleting().length;
   } catch (err) {
     corrupt.push({ file: paths.instances, why: errorMessage(err) });
   }
-  const credits = new CreditStore(dataDir);
+  const credits = new CreditStore(dataDir, UNGUARDED);
   // credits/<id>.jsonl (the journal) or <id>.json (before the journal; migrated on the next write)
   let creditNames: string[] = [];
   try {

@@ -1,7 +1,6 @@
 import { PassThrough } from 'node:stream';
 import Type from 'typebox';
-import type { Core } from '../core/core.js';
-import type { Feature } from '../core/feature.js';
+import type { Feature } from '../features/feature.js';
 import { GatewayError } from '../domain/errors.js';
 import { defineRoute } from '../http/route.js';
 import type { EventConsumer, GatewayEvent } from './types.js';
@@ -112,8 +111,8 @@ const EventsQuery = Type.Object(
 );
 
 /** `GET /api/{id}/events`. */
-export function liveEventsFeature(core: Core): Feature & { live: LiveEvents } {
-  const live = new LiveEvents(core.config.events.maxClientsPerInstance);
+export function liveEventsFeature(parts: { maxClientsPerInstance: number }): Feature & { live: LiveEvents } {
+  const live = new LiveEvents(parts.maxClientsPerInstance);
   return {
     name: 'live-events',
     live,
@@ -151,6 +150,7 @@ export function liveEventsFeature(core: Core): Feature & { live: LiveEvents } {
       }),
     ],
     removeInstance: async (id) => live.close(id),
+    closeStreams: () => live.close(),
     stop: async () => live.close(),
   };
 }

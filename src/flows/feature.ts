@@ -1,5 +1,26 @@
-import type { Core } from '../core/core.js';
-import type { Feature } from '../core/feature.js';
+import type { Logger } from 'pino';
+import type { GatewayConfig } from '../config/schema.js';
+import type { Clock } from '../domain/clock.js';
+import type { Timers } from '../domain/timers.js';
+import type { EventBus } from '../events/bus.js';
+import type { SendService } from '../sending/send-service.js';
+import type { FlowRepository } from '../storage/ports/flows.js';
+import type { InstanceRepository } from '../storage/ports/instances.js';
+import type { DaemonMode } from '../features/feature.js';
+
+/** What the chatbot is built from. */
+export interface FlowsParts {
+  mode: DaemonMode;
+  config: Pick<GatewayConfig, 'flows'>;
+  clock: Clock;
+  timers: Timers;
+  logger: Logger;
+  bus: EventBus;
+  sender: SendService;
+  instances: Pick<InstanceRepository, 'get'>;
+  store: FlowRepository;
+}
+import type { Feature } from '../features/feature.js';
 import { ConversationBook } from './conversations.js';
 import { FlowDefinitions } from './definitions.js';
 import { HandoverBook } from './handovers.js';
@@ -9,14 +30,16 @@ import { FlowRunner } from './runner.js';
 export interface FlowsFeature extends Feature {
   readonly runner: FlowRunner;
   readonly handovers: HandoverBook;
+  /** The chats of an instance that a person took over (for the chats list). */
+  openHandovers(instanceId: string): Promise<ReadonlySet<string>>;
   /** Resolves once queued inbound messages were handled and positions written (tests). */
   idle(): Promise<void>;
 }
 
 /** Chatbot flows with human handover: consumes `message.received`, publishes `conversation.handover`. */
-export function flowsFeature(core: Core): FlowsFeature {
+export function flowsFeature(core: FlowsParts): FlowsFeature {
   const log = core.logger.child({ component: 'flows' });
-  const files = core.storage.flows;
+  const files = core.store;
   const definitions = new FlowDefinitions(files, core.clock, log);
   const handovers = new HandoverBook(files, core.clock, core.timers, log);
   const conversations = new ConversationBook(files, log, 10_000);
@@ -36,6 +59,7 @@ export function flowsFeature(core: Core): FlowsFeature {
     name: 'flows',
     runner,
     handovers,
+    openHandovers: async (id) => new Set((await handovers.list(id)).map((h) => h.chatId)),
     routes: flowRoutes(definitions, handovers),
     consumers: core.mode === 'daemon' ? [{ consumer: runner }] : [],
     async start() {

@@ -6,22 +6,9 @@ import { dirname, basename, join } from 'node:path';
 export const FILE_MODE = 0o600;
 export const DIR_MODE = 0o700;
 
-/**
- * Checked right before every commit (rename, create): throws when this process no longer holds the
- * data dir lock (it stalled and another process took over), so it never writes what it read
- * before. Set by whoever takes the data dir lock (the daemon, a CLI command); unset in tests that
- * use a store without a lock.
- */
-let writeGuard: (() => void) | null = null;
+import type { WriteGuard } from './write-guard.js';
 
-export function setWriteGuard(guard: (() => void) | null): void {
-  writeGuard = guard;
-}
-
-/** Throws unless this process may still write the data dir (see setWriteGuard). */
-export function checkWriteGuard(): void {
-  writeGuard?.();
-}
+export type { WriteGuard };
 
 /** A temp name beside `file` that store/leftovers.ts recognises (and sweeps once its writer is gone). */
 export function tempPath(file: string): string {
@@ -29,6 +16,8 @@ export function tempPath(file: string): string {
 }
 
 export interface WriteOptions {
+  /** Checked right before the rename: the writer must still hold the data dir lock. */
+  guard: WriteGuard;
   /**
    * false skips the fsyncs, for state whose loss in a crash is harmless; the rename still makes
    * the write all-or-nothing. Default true.
@@ -40,7 +29,7 @@ export interface WriteOptions {
  * Writes `data` to `file` so that a crash at any moment leaves either the old or the new content:
  * write a temp file in the same directory, fsync it, rename it over the target, fsync the directory.
  */
-export async function writeFileAtomic(file: string, data: string | Uint8Array, options: WriteOptions = {}): Promise<void> {
+export async function writeFileAtomic(file: string, data: string | Uint8Array, options: WriteOptions): Promise<void> {
   const durable = options.durable ?? true;
   const tmp = tempPath(file);
   const handle = await open(tmp, 'w', FILE_MODE);
@@ -54,7 +43,7 @@ export async function writeFileAtomic(file: string, data: string | Uint8Array, o
   }
   await handle.close();
   try {
-    writeGuard?.();
+    options.guard.assertHeld();
     await rename(tmp, file);
   } catch (err) {
     await rm(tmp, { force: true });
@@ -67,8 +56,8 @@ export async function writeFileAtomic(file: string, data: string | Uint8Array, o
  * Creates a new file durably (fails if it exists). No temp file and rename are needed: until this
  * resolves nobody has been told the file exists, and a reader must treat a torn one as absent.
  */
-export async function createFileDurable(file: string, data: string | Uint8Array): Promise<void> {
-  writeGuard?.();
+export async function createFileDurable(file: string, data: string | Uint8Array, guard: WriteGuard): Promise<void> {
+  guard.assertHeld();
   const handle = await open(file, 'wx', FILE_MODE);
   try {
     await handle.writeFile(data);

@@ -5,6 +5,7 @@ import Value from 'typebox/value';
 import type { MetricsSink } from '../domain/metrics-sink.js';
 import { parseInput } from '../schemas/check.js';
 import { authenticate, type AuthDeps } from './auth.js';
+import { ControlRequests } from './control-requests.js';
 import { errorMiddleware } from './error-middleware.js';
 import { readJsonBody } from './json-body.js';
 import type { RouteContext, RouteDef } from './route.js';
@@ -165,13 +166,21 @@ class RouteTable {
 }
 
 /** Builds the Koa app from route definitions; it does not listen (the boot module does). */
-export function createApp(deps: AppDeps): Koa {
+/** The app, and the set its control socket's requests go into (trusted like the server secret). */
+export interface GatewayApp {
+  app: Koa;
+  control: ControlRequests;
+}
+
+export function createApp(deps: AppDeps): GatewayApp {
+  const control = new ControlRequests();
+  deps = { ...deps, auth: { ...deps.auth, control } };
   const app = new Koa({ proxy: false });
   app.silent = true;
   const table = new RouteTable();
   for (const def of deps.routes) table.add(def.method, def.path, handlerOf(def, deps));
   app.use(requestLog(deps));
-  app.use(errorMiddleware(deps.logger));
+  app.use(errorMiddleware(deps.logger, control));
   for (const m of deps.before ?? []) app.use(m);
   app.use((ctx, next) => {
     const found = table.find(ctx.method, ctx.path);
@@ -182,5 +191,5 @@ export function createApp(deps: AppDeps): Koa {
     (ctx as { _matchedRoute?: string })._matchedRoute = found.route.path;
     return found.route.handler(ctx, next);
   });
-  return app;
+  return { app, control };
 }

@@ -1,5 +1,4 @@
 import { timingSafeEqual } from 'node:crypto';
-import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Context } from 'koa';
 import { GatewayError } from '../domain/errors.js';
@@ -7,14 +6,9 @@ import type { InstanceRecord } from '../schemas/instance.js';
 import { isInstanceId } from '../domain/ids.js';
 import { verifySecret } from '../domain/secrets.js';
 import type { AuthFailureLimiter } from './auth-limiter.js';
+import type { ControlRequests } from './control-requests.js';
 import type { Principal, RouteAuth } from './route.js';
 
-/**
- * Requests that arrived on the control socket (DATA_DIR/control.sock, mode 0600 in a 0700 dir):
- * only the gateway's own user can open it, who can read the data dir anyway, so they are trusted
- * like the server secret and may use every instance's routes.
- */
-export const controlRequests = new WeakSet<IncomingMessage>();
 
 /** Panel sessions plug in here: a signed-in browser is a principal too. */
 export interface SessionResolver {
@@ -45,6 +39,8 @@ function sameKey(known: string, presented: string | undefined): boolean {
 
 export interface AuthDeps {
   instances: { get(id: string): InstanceRecord | undefined };
+  /** The control socket's requests (trusted like the server secret); set by createApp. */
+  control?: ControlRequests;
   /** Read per request: `gateway init --force` replaces it in a running daemon. */
   serverSecretHash(): string | null;
   /** The secret a rotation replaced, accepted until the new one was shown (see afterDelivery). */
@@ -84,7 +80,7 @@ function unauthorized(ctx: Context, deps: AuthDeps, message: string): never {
  */
 export function authenticate(ctx: Context, auth: RouteAuth, deps: AuthDeps): Authenticated {
   if (auth === 'public') return { principal: { kind: 'anonymous' } };
-  const control = controlRequests.has(ctx.req);
+  const control = deps.control?.has(ctx.req) ?? false;
   if (auth === 'control') {
     if (!control) throw new GatewayError('NOT_FOUND', `no route for ${ctx.method} ${ctx.path.slice(0, 100)}`);
     return { principal: { kind: 'control' } };

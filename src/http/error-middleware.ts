@@ -1,19 +1,19 @@
 import type { Context, Middleware } from 'koa';
 import type { Logger } from 'pino';
 import { GatewayError } from '../domain/errors.js';
-import { controlRequests } from './auth.js';
+import type { ControlRequests } from './control-requests.js';
 
 /**
  * Writes the DESIGN.md error body. 5xx messages not written for clients are replaced, except on
  * the control socket: its only client is our own CLI (the data dir's owner), which shows the real
  * code and message and exits with the code's exit status (STORE_CORRUPT: 3).
  */
-export function renderError(ctx: Context, err: GatewayError): void {
+export function renderError(ctx: Context, err: GatewayError, control?: ControlRequests): void {
   ctx.status = err.status;
   if (err.retryAfter !== undefined) ctx.set('Retry-After', String(err.retryAfter));
-  const control = controlRequests.has(ctx.req);
-  const expose = err.expose || control;
-  const message = !expose ? 'internal error' : control ? err.message : (err.publicMessage ?? (err.code === 'STORE_CORRUPT' ? 'stored data is corrupt and was left untouched; the daemon log names the file' : err.message));
+  const trusted = control?.has(ctx.req) ?? false;
+  const expose = err.expose || trusted;
+  const message = !expose ? 'internal error' : trusted ? err.message : (err.publicMessage ?? (err.code === 'STORE_CORRUPT' ? 'stored data is corrupt and was left untouched; the daemon log names the file' : err.message));
   ctx.body = { success: false, error: { code: expose ? err.code : 'INTERNAL', message, ...(expose ? err.detail : undefined) } };
 }
 
@@ -37,7 +37,7 @@ function fromParserError(err: unknown): GatewayError | null {
  * Renders every failure as the contract's error body: GatewayErrors by their code, parser errors
  * mapped to their 4xx, anything else a logged 500 with no detail for the client.
  */
-export function errorMiddleware(logger: Logger): Middleware {
+export function errorMiddleware(logger: Logger, control?: ControlRequests): Middleware {
   return async (ctx, next) => {
     try {
       await next();
@@ -51,11 +51,11 @@ export function errorMiddleware(logger: Logger): Middleware {
       const known = err instanceof GatewayError ? err : fromParserError(err);
       if (known) {
         if (!known.expose) logger.error({ err: known, method: ctx.method, path: ctx.path.slice(0, 200) }, 'request failed');
-        renderError(ctx, known);
+        renderError(ctx, known, control);
         return;
       }
       logger.error({ err, method: ctx.method, path: ctx.path.slice(0, 200) }, 'unhandled error');
-      renderError(ctx, new GatewayError('INTERNAL', 'internal error'));
+      renderError(ctx, new GatewayError('INTERNAL', 'internal error'), control);
     }
   };
 }

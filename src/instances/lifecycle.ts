@@ -1,4 +1,25 @@
-import type { Core } from '../core/core.js';
+import type { Logger } from 'pino';
+import type { GatewayConfig } from '../config/schema.js';
+import type { ConnectionManager } from '../connection/manager.js';
+import type { Clock } from '../domain/clock.js';
+import type { DaemonMode } from '../features/feature.js';
+import type { StatusReporter } from '../status/status-reporter.js';
+import type { CreditRepository } from '../storage/ports/credits.js';
+import type { InstanceRepository } from '../storage/ports/instances.js';
+import type { Storage } from '../storage/storage.js';
+
+/** What creating and deleting instances needs. */
+export interface LifecycleParts {
+  mode: DaemonMode;
+  config: Pick<GatewayConfig, 'plans'>;
+  clock: Clock;
+  logger: Logger;
+  instances: InstanceRepository;
+  credits: CreditRepository;
+  storage: Pick<Storage, 'removeInstance'>;
+  manager: Pick<ConnectionManager, 'start' | 'remove'>;
+  status: Pick<StatusReporter, 'planChanged' | 'forget'>;
+}
 import { GatewayError } from '../domain/errors.js';
 import type { InstanceRecord, WebhookSettings } from '../schemas/instance.js';
 import type { LogoutOutcome } from '../connection/types.js';
@@ -20,7 +41,7 @@ export interface DeleteResult {
  */
 export class InstanceLifecycle {
   constructor(
-    private readonly core: Core,
+    private readonly core: LifecycleParts,
     /** What each feature stores for an instance goes through these on delete. */
     private readonly removers: ReadonlyArray<(id: string) => Promise<void>>,
     private readonly logoutTimeoutMs: number,

@@ -1,5 +1,21 @@
 import QRCode from 'qrcode';
-import type { Core } from '../core/core.js';
+import type { Logger } from 'pino';
+import type { GatewayConfig } from '../config/schema.js';
+import type { ConnectionManager } from '../connection/manager.js';
+import type { DaemonMode, Feature } from '../features/feature.js';
+import type { StatusReporter } from '../status/status-reporter.js';
+import type { InstanceRepository } from '../storage/ports/instances.js';
+
+/** What the instances feature is built from. */
+export interface InstancesParts {
+  mode: DaemonMode;
+  config: Pick<GatewayConfig, 'webhooks'>;
+  instances: InstanceRepository;
+  status: Pick<StatusReporter, 'view'>;
+  manager: Pick<ConnectionManager, 'get'>;
+  lifecycle: InstanceLifecycle;
+  logger: Logger;
+}
 import { GatewayError } from '../domain/errors.js';
 import type { InstanceRecord } from '../schemas/instance.js';
 import { defineRoute, type RouteDef } from '../http/route.js';
@@ -24,7 +40,7 @@ import { afterDelivery } from '../http/after-delivery.js';
 import { hashSecret } from '../domain/secrets.js';
 
 /** An instance as the admin routes and the CLI show it. */
-export function instanceView(core: Core, record: InstanceRecord) {
+export function instanceView(core: Pick<InstancesParts, 'status'>, record: InstanceRecord) {
   const s = core.status.view(record);
   return {
     instanceId: record.id,
@@ -74,7 +90,12 @@ const QrBody = closed({
 });
 
 /** Provisioning (server secret) and the instance's own status, QR and lifecycle (instance key). */
-export function instanceRoutes(core: Core, lifecycle: InstanceLifecycle): RouteDef[] {
+/** Provisioning, status, QR and the instance lifecycle over REST. */
+export function instancesFeature(core: InstancesParts): Feature {
+  return { name: 'instances', routes: instanceRoutes(core, core.lifecycle) };
+}
+
+function instanceRoutes(core: InstancesParts, lifecycle: InstanceLifecycle): RouteDef[] {
   /**
    * The old key stops once the answer with the new one was delivered. A CLI command without a
    * daemon is itself the daemon: it retires the old key after printing the new one (control route

@@ -1,16 +1,24 @@
-import type { Core } from '../core/core.js';
-import type { Feature } from '../core/feature.js';
-import { messageRoutes } from './routes.js';
+import type { ConnectionActions } from '../connection/types.js';
+import type { DaemonMode, Feature } from '../features/feature.js';
+import { actionRoutes } from './action-routes.js';
+import { messageRoutes, type MessageReadParts } from './routes.js';
 
-/** Reading messages, their media and the conversation history. */
-export function messagesFeature(core: Core, openHandovers: (instanceId: string) => Promise<ReadonlySet<string>>): Feature {
+/** What the messages feature is built from. */
+export interface MessagesParts extends MessageReadParts {
+  mode: DaemonMode;
+  /** The live connection, for reactions, edits, deletes, read marks and presence. */
+  sender: ConnectionActions;
+  /** The chats a person took over (the chats list shows them). */
+  openHandovers(instanceId: string): Promise<ReadonlySet<string>>;
+}
+
+/** Reading messages, their media and the history; what can be done to a message (react, edit, delete, read). */
+export function messagesFeature(parts: MessagesParts): Feature {
   return {
     name: 'messages',
-    routes: messageRoutes(core, openHandovers),
+    routes: [...messageRoutes(parts, parts.openHandovers), ...actionRoutes(parts)],
     start() {
-      if (core.mode === 'daemon') core.messages.start();
+      if (parts.mode === 'daemon') parts.messages.start();
     },
-    removeInstance: (id) => core.messages.removeInstance(id),
-    stop: () => core.messages.stop(),
   };
 }

@@ -1,4 +1,13 @@
-import type { Core } from '../core/core.js';
+import type { Clock } from '../domain/clock.js';
+import type { MediaRepository } from '../storage/ports/media.js';
+import type { MessageRepository } from '../storage/ports/messages.js';
+
+/** What reading messages needs. */
+export interface MessageReadParts {
+  clock: Clock;
+  messages: MessageRepository;
+  media: MediaRepository;
+}
 import { GatewayError } from '../domain/errors.js';
 import { defineRoute, type RouteDef } from '../http/route.js';
 import { CHAT_ID_PATTERN } from '../schemas/common.js';
@@ -9,7 +18,7 @@ import type { StoredMessage } from '../storage/ports/messages.js';
 const CHAT_ID = new RegExp(CHAT_ID_PATTERN);
 
 /** A stored message as the API shows it. */
-async function view(core: Core, instanceId: string, m: StoredMessage): Promise<MessageViewT> {
+async function view(core: MessageReadParts, instanceId: string, m: StoredMessage): Promise<MessageViewT> {
   const iso = (ms: number) => new Date(ms).toISOString();
   const out: MessageViewT = {
     messageId: m.messageId,
@@ -47,7 +56,7 @@ function requireChatId(chatId: string): string {
 }
 
 /** Reading: one message (its status), its media, the chats and their history. */
-export function messageRoutes(core: Core, openHandovers: (instanceId: string) => Promise<ReadonlySet<string>>): RouteDef[] {
+export function messageRoutes(core: MessageReadParts, openHandovers: (instanceId: string) => Promise<ReadonlySet<string>>): RouteDef[] {
   const historyOn = (): void => {
     if (!core.messages.historyEnabled) throw new GatewayError('NOT_FOUND', 'the conversation history is off (history.enabled is false in config.json)');
   };

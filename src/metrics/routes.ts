@@ -2,6 +2,7 @@ import type { Registry } from 'prom-client';
 import Type from 'typebox';
 import { GatewayError } from '../domain/errors.js';
 import { defineRoute, type RouteDef } from '../http/route.js';
+import type { Feature } from '../features/feature.js';
 import { metricsAllowed, type MetricsMode } from './guard.js';
 
 /**
@@ -9,7 +10,11 @@ import { metricsAllowed, type MetricsMode } from './guard.js';
  * (the default), any non-loopback client get the same 404 as an unknown route, so the answer does
  * not reveal that the endpoint exists.
  */
-export function metricsRoutes(mode: MetricsMode, registry: Registry | null): RouteDef[] {
+export function metricsFeature(parts: { mode: MetricsMode; registry: Registry | null }): Feature {
+  return { name: 'metrics', routes: metricsRoutes(parts.mode, parts.registry) };
+}
+
+function metricsRoutes(mode: MetricsMode, registry: Registry | null): RouteDef[] {
   return [
     defineRoute({
       method: 'GET',

@@ -1,9 +1,14 @@
 import Type from 'typebox';
 import { defineRoute, type RouteDef } from '../http/route.js';
+import type { Feature } from '../features/feature.js';
 import { openApiDocument, servedTo } from './document.js';
 
-/** `GET /openapi.json` and `GET /healthz`, without auth. */
-export function operationsRoutes(allRoutes: () => readonly RouteDef[]): RouteDef[] {
+/** `GET /openapi.json` and `GET /healthz`, without auth; the document lists every route of the daemon. */
+export function operationsFeature(parts: { allRoutes: () => readonly RouteDef[] }): Feature {
+  return { name: 'operations', routes: operationsRoutes(parts.allRoutes) };
+}
+
+function operationsRoutes(allRoutes: () => readonly RouteDef[]): RouteDef[] {
   let doc: Record<string, unknown> | null = null;
   return [
     defineRoute({

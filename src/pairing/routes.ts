@@ -1,6 +1,8 @@
 import { PassThrough } from 'node:stream';
 import Type from 'typebox';
-import type { Core } from '../core/core.js';
+import type { ConnectionManager } from '../connection/manager.js';
+import type { Feature } from '../features/feature.js';
+import type { InstanceRepository } from '../storage/ports/instances.js';
 import { GatewayError } from '../domain/errors.js';
 import { defineRoute, type RouteDef } from '../http/route.js';
 import { Phone, closed } from '../schemas/common.js';
@@ -9,47 +11,20 @@ import { runPairSession } from './pair-session.js';
 
 const PairInput = closed({ phone: Type.Optional(Phone) });
 
-/**
- * Routes only the local CLI can call, over the control socket: what has no public REST
- * counterpart. Everything else the CLI does goes through the public routes.
- */
-export function controlRoutes(core: Core): RouteDef[] {
+/** What pairing is built from. */
+export interface PairingParts {
+  instances: Pick<InstanceRepository, 'require'>;
+  manager: Pick<ConnectionManager, 'open' | 'observe'>;
+}
+
+/** `gateway pair` through the daemon: follows (and drives) the pairing over the control socket. */
+export function pairingFeature(parts: PairingParts): Feature {
+  return { name: 'pairing', routes: pairingRoutes(parts) };
+}
+
+/** The pair route only the local CLI can call, over the control socket. */
+function pairingRoutes(core: PairingParts): RouteDef[] {
   return [
-    defineRoute({
-      method: 'GET',
-      path: '/control/info',
-      auth: 'control',
-      operationId: 'controlInfo',
-      summary: 'Who answers: the daemon, or a CLI command holding the data dir',
-      tags: ['control'],
-      response: { description: 'The process.', schema: closed({ pid: Type.Integer(), mode: Type.String(), dataDir: Type.String() }) },
-      handle: () => ({ pid: process.pid, mode: core.mode, dataDir: core.dataDir }),
-    }),
-    defineRoute({
-      method: 'POST',
-      path: '/control/server-secret',
-      auth: 'control',
-      operationId: 'rotateServerSecret',
-      summary: 'A new server secret (`gateway init --force`); the old one stops once the CLI showed it',
-      tags: ['control'],
-      response: { description: 'The new secret, shown once.', schema: closed({ serverSecret: Type.String() }) },
-      async handle() {
-        return { serverSecret: await core.serverSecret.rotate() };
-      },
-    }),
-    defineRoute({
-      method: 'POST',
-      path: '/control/server-secret/shown',
-      auth: 'control',
-      operationId: 'serverSecretShown',
-      summary: 'The CLI printed the new server secret: the one it replaced stops now',
-      tags: ['control'],
-      response: { description: 'Done.', schema: closed({ success: Type.Literal(true) }) },
-      async handle() {
-        await core.serverSecret.shown();
-        return { success: true as const };
-      },
-    }),
     defineRoute({
       method: 'POST',
       path: '/control/instances/:id/pair',

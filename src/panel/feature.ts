@@ -1,27 +1,35 @@
-import type { Middleware } from 'koa';
-import type { Core } from '../core/core.js';
+import type { Clock } from '../domain/clock.js';
+import type { Feature } from '../features/feature.js';
 import type { AuthFailureLimiter } from '../http/auth-limiter.js';
+import type { InstanceRepository } from '../storage/ports/instances.js';
 import { panelMiddleware } from './http.js';
 import { PanelSessions } from './sessions.js';
 
-export interface Panel {
-  /** Wired into authentication: a signed-in browser calls the ordinary REST routes. */
-  readonly sessions: PanelSessions;
-  /** The session API and the built front-end, before routing. */
-  readonly middleware: Middleware;
+/** What the panel is built from. */
+export interface PanelParts {
+  sessionIdleMinutes: number;
+  instances: Pick<InstanceRepository, 'get'>;
+  serverSecretHash(): string | null;
+  clock: Clock;
+  limiter: AuthFailureLimiter;
+  /** Where the built front-end is (default dist/panel/static). */
+  staticDir?: string;
 }
 
-/** The web panel (`panel.enabled`): sessions, sign-in and the static front-end at /panel/. */
-export function createPanel(core: Core, limiter: AuthFailureLimiter, staticDir?: string): Panel {
-  const idleMs = core.config.panel.sessionIdleMinutes * 60_000;
-  const sessions = new PanelSessions({ instances: core.instances, serverSecretHash: () => core.serverSecret.hash(), idleMs, now: () => core.clock.now() });
+/**
+ * The web panel (`panel.enabled`): sessions (a signed-in browser calls the ordinary REST routes
+ * with its cookie), sign-in at /panel/api/session and the static front-end at /panel/.
+ */
+export function panelFeature(parts: PanelParts): Feature & { readonly panelSessions: PanelSessions } {
+  const idleMs = parts.sessionIdleMinutes * 60_000;
+  const sessions = new PanelSessions({ instances: parts.instances, serverSecretHash: parts.serverSecretHash, idleMs, now: () => parts.clock.now() });
   const middleware = panelMiddleware({
     sessions,
-    instances: core.instances,
-    serverSecretHash: () => core.serverSecret.hash(),
-    limiter,
+    instances: parts.instances,
+    serverSecretHash: parts.serverSecretHash,
+    limiter: parts.limiter,
     idleMs,
-    ...(staticDir !== undefined ? { staticDir } : {}),
+    ...(parts.staticDir !== undefined ? { staticDir: parts.staticDir } : {}),
   });
-  return { sessions, middleware };
+  return { name: 'panel', panelSessions: sessions, sessions, before: [middleware] };
 }

@@ -1,5 +1,20 @@
 import Type from 'typebox';
-import type { Core } from '../core/core.js';
+import type { GatewayConfig } from '../config/schema.js';
+import type { ConnectionManager } from '../connection/manager.js';
+import type { Feature } from '../features/feature.js';
+import type { StatusReporter } from '../status/status-reporter.js';
+
+/** What the sandbox's routes are built from. */
+export interface SandboxParts {
+  config: Pick<GatewayConfig, 'media'>;
+  manager: Pick<ConnectionManager, 'get'>;
+  status: Pick<StatusReporter, 'view'>;
+}
+
+/** The sandbox's own routes: play the phone and the other side of a sandbox instance. */
+export function sandboxFeature(parts: SandboxParts): Feature {
+  return { name: 'sandbox', routes: sandboxRoutes(parts) };
+}
 import { GatewayError } from '../domain/errors.js';
 import { readJsonBody } from '../http/json-body.js';
 import { defineRoute, type RouteDef } from '../http/route.js';
@@ -56,7 +71,7 @@ const ActionsBody = closed({
 });
 
 /** Drive a simulated connection: scan, disconnect, receive a message, list what was sent. */
-export function sandboxRoutes(core: Core): RouteDef[] {
+function sandboxRoutes(core: SandboxParts): RouteDef[] {
   const sandboxOf = (id: string, sandbox: boolean): SandboxConnection => {
     const connection = core.manager.get(id)?.connection;
     if (!sandbox) throw new GatewayError('NOT_FOUND', 'sandbox routes exist only for sandbox instances');

@@ -1,11 +1,11 @@
-import type { Core } from '../core/core.js';
+import type { ConnectionActions } from '../connection/types.js';
 import { GatewayError } from '../domain/errors.js';
 import { defineRoute, type RouteDef } from '../http/route.js';
 import { CHAT_ID_PATTERN } from '../schemas/common.js';
 import { CheckBody, CheckInput, GroupBody, GroupsBody } from '../schemas/send.js';
 
 /** Asking WhatsApp: which numbers exist, which groups the account is in. Free. */
-export function directoryRoutes(core: Core): RouteDef[] {
+export function directoryRoutes(core: { sender: ConnectionActions }): RouteDef[] {
   return [
     defineRoute({
       method: 'POST',

@@ -1,5 +1,12 @@
 import { basename } from 'node:path';
-import type { Core } from '../core/core.js';
+import type { GatewayConfig } from '../config/schema.js';
+import type { SendService } from './send-service.js';
+
+/** What the send routes are built from. */
+export interface SendingParts {
+  config: Pick<GatewayConfig, 'media'>;
+  sender: Pick<SendService, 'send' | 'act'>;
+}
 import { GatewayError } from '../domain/errors.js';
 import { defineRoute, type RouteDef } from '../http/route.js';
 import { parseInput } from '../schemas/check.js';
@@ -11,7 +18,7 @@ import { withUpload } from '../http/upload.js';
 const SEND_ERRORS = ['MISSING_FIELD', 'INVALID_FIELD', 'INVALID_PHONE', 'PREMIUM_REQUIRED', 'QUOTA_EXHAUSTED', 'CONNECTION_NOT_READY', 'STORAGE_UNAVAILABLE', 'SENT_NOT_RECORDED', 'RATE_LIMITED'] as const;
 
 /** Sending text and media; each costs one credit on a non-premium instance. */
-export function sendingRoutes(core: Core): RouteDef[] {
+export function sendingRoutes(core: SendingParts): RouteDef[] {
   return [
     defineRoute({
       method: 'POST',

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { ConnectionManager, ManagedConnection } from '../connection/manager.js';
-import type { Outgoing, OutgoingDraft } from '../connection/types.js';
+import type { ConnectionActions, Outgoing, OutgoingDraft } from '../connection/types.js';
 import { newMessageId } from '../domain/ids.js';
 import type { MessageHub } from '../messages/hub.js';
 import type { Clock } from '../domain/clock.js';
@@ -39,7 +39,7 @@ const PREMIUM_LAPSED = 'premium has expired and no credits remain: the operator 
  * answers 200, and released if the send failed. Every send kind goes through here, paced by the
  * instance's anti-ban queue.
  */
-export class SendService {
+export class SendService implements ConnectionActions {
   constructor(private readonly deps: SendDeps) {}
 
   async send(instanceId: string, draft: OutgoingDraft): Promise<SendResult> {

@@ -13,12 +13,14 @@ import { guardedLookup } from './guarded-lookup.js';
 import { postWebhook, type PostResult } from './http-post.js';
 import type { InstanceQueue, PendingDelivery } from './instance-queue.js';
 import { Outbox } from './outbox.js';
+import type { WriteGuard } from '../fs/write-guard.js';
 import { webhookHeaders } from './signing.js';
 import { checkWebhookUrl, type Resolver } from './target-policy.js';
 import type { TimerHandle, Timers } from '../domain/timers.js';
 
 export interface DelivererOptions {
   dataDir: string;
+  guard: WriteGuard;
   settings: GatewayConfig['webhooks'];
   instances: { get(id: string): InstanceRecord | undefined };
   clock: Clock;
@@ -67,6 +69,7 @@ export class WebhookDeliverer implements EventConsumer {
     this.lookup = guardedLookup(options.resolver, options.settings.allowPrivateTargets);
     this.outbox = new Outbox({
       dataDir: options.dataDir,
+      guard: options.guard,
       maxPendingPerInstance: options.settings.maxPendingPerInstance,
       historyPerInstance: options.settings.historyPerInstance,
       clock: options.clock,

@@ -1,5 +1,5 @@
-import type { Core } from '../core/core.js';
-import type { Feature } from '../core/feature.js';
+import type { Core } from '../daemon/core.js';
+import type { Feature } from '../features/feature.js';
 import { WebhookDeliverer } from './deliverer.js';
 import { webhookRoutes } from './routes.js';
 import { systemResolver, type Resolver } from './target-policy.js';
@@ -27,6 +27,7 @@ export const DEFAULT_USER_AGENT = 'wa-gateway-webhooks/0.1 (+https://www.standar
 export async function webhooksFeature(core: Core, seams: WebhookSeams = {}): Promise<Feature & { deliverer: WebhookDeliverer }> {
   const deliverer = new WebhookDeliverer({
     dataDir: core.dataDir,
+    guard: core.guard,
     settings: core.config.webhooks,
     instances: core.instances,
     clock: core.clock,

@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../domain/clock.js';
 import { errorMessage } from '../domain/errors.js';
 import type { GatewayEvent } from '../events/types.js';
-import { ensureDir, syncDir } from '../fs/atomic-write.js';
+import { ensureDir, syncDir, type WriteGuard } from '../fs/atomic-write.js';
 import type { JournalLine } from '../storage/files/journal.js';
 import { isInstanceId } from '../domain/ids.js';
 import {
@@ -24,6 +24,8 @@ import { RecordLog, type Loc, type RecordLogOwner } from '../storage/files/recor
 
 export interface OutboxOptions {
   dataDir: string;
+  /** The data dir lock, checked before each write. */
+  guard: WriteGuard;
   /** Past this many pending deliveries per instance the oldest are marked failed. */
   maxPendingPerInstance: number;
   /** Finished deliveries kept per instance. */
@@ -288,7 +290,7 @@ export class Outbox {
     const now = this.options.clock.now();
     const io = this.instanceFor(instanceId);
     const legacy = await readLegacyDeliveries(this.paths, instanceId);
-    const { log, lines } = await RecordLog.open(this.paths.journal(instanceId), io);
+    const { log, lines } = await RecordLog.open(this.paths.journal(instanceId), io, this.options.guard);
     io.log = log;
     const skipped = io.replay(lines);
     if (skipped > 0) logger.warn({ instanceId, lines: skipped }, 'outbox journal lines that are not deliveries were skipped');
@@ -341,7 +343,7 @@ export class Outbox {
       if (this.instances.get(io.instanceId) !== io) throw new Error(`instance ${io.instanceId} was removed`);
       const dir = this.paths.instanceDir(io.instanceId);
       await ensureDir(dir);
-      const { log, lines } = await RecordLog.open(this.paths.journal(io.instanceId), io);
+      const { log, lines } = await RecordLog.open(this.paths.journal(io.instanceId), io, this.options.guard);
       io.relocate(lines);
       // A new journal: its name must survive a crash as much as its first line.
       if (log.size === 0) await Promise.all([syncDir(dir), syncDir(this.paths.root)]);

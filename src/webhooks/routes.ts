@@ -1,5 +1,5 @@
 import Type from 'typebox';
-import type { Core } from '../core/core.js';
+import type { Core } from '../daemon/core.js';
 import { GatewayError } from '../domain/errors.js';
 import { defineRoute, type RouteDef } from '../http/route.js';
 import { closed } from '../schemas/common.js';

@@ -5,12 +5,13 @@ import { pino, type Logger } from 'pino';
 import { loadConfig, saveConfig } from '../../src/config/load.js';
 import type { GatewayConfig } from '../../src/config/schema.js';
 import { startDaemon, type DaemonOptions, type RunningDaemon } from '../../src/daemon/boot.js';
-import type { Core } from '../../src/core/core.js';
+import type { Core } from '../../src/daemon/core.js';
 import type { FlowsFeature } from '../../src/flows/feature.js';
 import type { WebhookDeliverer } from '../../src/webhooks/deliverer.js';
 import { initialiseDataDir } from '../../src/config/init.js';
 import type { Clock } from '../../src/domain/clock.js';
 import type { Timers } from '../../src/domain/timers.js';
+import { UNGUARDED } from '../../src/fs/write-guard.js';
 
 /** Partial config, one level deep per section. */
 export type ConfigPatch = { [K in keyof GatewayConfig]?: GatewayConfig[K] extends object ? Partial<GatewayConfig[K]> : GatewayConfig[K] };
@@ -21,14 +22,14 @@ export async function tempDir(prefix = 'gw-test-'): Promise<string> {
 
 /** An initialised data dir with `patch` applied to its config; returns the server secret. */
 export async function prepareDataDir(dataDir: string, patch: ConfigPatch = {}): Promise<string> {
-  const { serverSecret } = await initialiseDataDir(dataDir, {});
+  const { serverSecret } = await initialiseDataDir(dataDir, {}, false, UNGUARDED);
   const config = loadConfig(dataDir);
   const merged: Record<string, unknown> = { ...config };
   for (const [k, v] of Object.entries(patch)) {
     const base = (config as unknown as Record<string, unknown>)[k];
     merged[k] = typeof v === 'object' && v !== null && !Array.isArray(v) && typeof base === 'object' && base !== null ? { ...base, ...v } : v;
   }
-  await saveConfig(dataDir, merged as unknown as GatewayConfig);
+  await saveConfig(dataDir, merged as unknown as GatewayConfig, UNGUARDED);
   return serverSecret;
 }
 

@@ -6,6 +6,7 @@ import { systemClock, type Clock } from '../../src/domain/clock.js';
 import { systemTimers, type Timers } from '../../src/domain/timers.js';
 import { openFileStorage } from '../../src/storage/files/index.js';
 import type { Storage, StorageEngine } from '../../src/storage/storage.js';
+import { UNGUARDED } from '../../src/fs/write-guard.js';
 
 export type ConfigPatch = { [K in keyof GatewayConfig]?: GatewayConfig[K] extends object ? Partial<GatewayConfig[K]> : GatewayConfig[K] };
 
@@ -34,7 +35,7 @@ export async function openAt(engine: StorageEngine, address: string, options: Op
   const timers = options.timers ?? systemTimers;
   switch (engine) {
     case 'files':
-      return openFileStorage({ dataDir: address, config, clock, timers, logger: silent });
+      return openFileStorage({ guard: UNGUARDED, dataDir: address, config, clock, timers, logger: silent });
     case 'postgres':
       throw new Error('the postgres engine is not built yet');
   }

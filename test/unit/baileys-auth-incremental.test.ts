@@ -6,12 +6,13 @@ import { BufferJSON, type SignalDataTypeMap } from '@whiskeysockets/baileys';
 import { AuthStore, type AuthStoreOptions } from '../../src/connection/baileys/auth-state.js';
 import { FileAuthStates } from '../../src/storage/files/auth-state.js';
 import { silent } from './baileys-fake-socket.js';
+import { UNGUARDED } from '../../src/fs/write-guard.js';
 
 const authDirs = new WeakMap<AuthStore, string>();
 
 /** The files engine's store of the instance whose credentials file is `file` (DIR/<id>.json). */
 async function openStore(file: string, options: AuthStoreOptions): Promise<AuthStore> {
-  const store = await AuthStore.open(new FileAuthStates(dirname(file)), basename(file, '.json'), options);
+  const store = await AuthStore.open(new FileAuthStates(dirname(file), UNGUARDED), basename(file, '.json'), options);
   authDirs.set(store, dirname(file));
   return store;
 }

@@ -9,12 +9,13 @@ import { proto } from '@whiskeysockets/baileys';
 import { AuthStateCorruptError, AuthStore, type AuthStoreOptions } from '../../src/connection/baileys/auth-state.js';
 import { FileAuthStates } from '../../src/storage/files/auth-state.js';
 import { silent } from './baileys-fake-socket.js';
+import { UNGUARDED } from '../../src/fs/write-guard.js';
 
 const authDirs = new WeakMap<AuthStore, string>();
 
 /** The files engine's store of the instance whose credentials file is `file` (DIR/<id>.json). */
 async function openStore(file: string, options: AuthStoreOptions): Promise<AuthStore> {
-  const store = await AuthStore.open(new FileAuthStates(dirname(file)), basename(file, '.json'), options);
+  const store = await AuthStore.open(new FileAuthStates(dirname(file), UNGUARDED), basename(file, '.json'), options);
   authDirs.set(store, dirname(file));
   return store;
 }
@@ -114,7 +115,7 @@ test('killing a process in the middle of writing credentials leaves a usable ses
     import { pino } from 'pino';
     const { AuthStore } = await import(${JSON.stringify(moduleUrl)});
     const { FileAuthStates } = await import(${JSON.stringify(filesUrl)});
-    const store = await AuthStore.open(new FileAuthStates(${JSON.stringify(dirname(file))}), ${JSON.stringify(basename(file, '.json'))}, { logger: pino({ level: 'silent' }), debounceMs: 1 });
+    const store = await AuthStore.open(new FileAuthStates(${JSON.stringify(dirname(file))}, UNGUARDED), ${JSON.stringify(basename(file, '.json'))}, { logger: pino({ level: 'silent' }), debounceMs: 1 });
     store.state.creds.me = { id: '15550001111@s.whatsapp.net' };
     store.saveCreds();
     await store.flush();

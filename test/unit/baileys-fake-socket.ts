@@ -13,6 +13,7 @@ import { BaileysConnection, type BaileysSettings, type SocketLike } from '../../
 import type { MessageUpdate, StatusChange } from '../../src/connection/types.js';
 import type { InboundMessage } from '../../src/schemas/events.js';
 import { FileAuthStates } from '../../src/storage/files/auth-state.js';
+import { UNGUARDED } from '../../src/fs/write-guard.js';
 
 export const silent = pino({ level: 'silent' });
 
@@ -212,7 +213,7 @@ export async function makeHarness(options: HarnessOptions = {}): Promise<Harness
       },
     },
     {
-      auth: new FileAuthStates(join(dataDir, 'auth')),
+      auth: new FileAuthStates(join(dataDir, 'auth'), UNGUARDED),
       logger: silent,
       settings: { ...fastSettings, ...options.settings },
       random: () => 0.5,

@@ -7,6 +7,7 @@ import { BaileysConnection } from '../../src/connection/baileys/connection.js';
 import type { StatusChange } from '../../src/connection/types.js';
 import { fastSettings, silent, waitFor } from './baileys-fake-socket.js';
 import { FileAuthStates } from '../../src/storage/files/auth-state.js';
+import { UNGUARDED } from '../../src/fs/write-guard.js';
 
 // The real makeWASocket against a local endpoint that hangs up at once: no WhatsApp, no network.
 // It shows the options we pass are accepted and that real closes drive the reconnect policy.
@@ -20,7 +21,7 @@ test('real Baileys socket: refused connections back off, then give up; stop() le
     'real-1',
     { onStatus: (c) => statuses.push(c), onQr: () => undefined, onMessage: async () => undefined, onUpdate: async () => undefined },
     {
-      auth: new FileAuthStates(join(dataDir, 'auth')),
+      auth: new FileAuthStates(join(dataDir, 'auth'), UNGUARDED),
       logger: silent,
       settings: { ...fastSettings, webSocketUrl: `ws://127.0.0.1:${port}/ws/chat`, maxReconnectAttempts: 2 },
       random: () => 0,

@@ -13,12 +13,13 @@ import { CreditLedger } from '../../src/storage/files/credit-ledger.js';
 import { CreditStore, type CreditState } from '../../src/storage/files/credits.js';
 import type { Journal } from '../../src/storage/files/journal.js';
 import { tempDir } from '../helpers/daemon.js';
+import { UNGUARDED } from '../../src/fs/write-guard.js';
 
 const logger = pino({ level: 'silent' });
 const ID = 'inst_ledgertest';
 
 async function funded(amount: number): Promise<{ store: CreditStore; ledger: CreditLedger }> {
-  const store = new CreditStore(await tempDir());
+  const store = new CreditStore(await tempDir(), UNGUARDED);
   const ledger = new CreditLedger(store, logger);
   if (amount > 0) await ledger.add(ID, amount);
   return { store, ledger };
@@ -105,7 +106,7 @@ test('a write the disk refuses fails the hold with STORAGE_UNAVAILABLE and later
       return journal;
     }
   }
-  const store = new FlakyStore(await tempDir());
+  const store = new FlakyStore(await tempDir(), UNGUARDED);
   const ledger = new CreditLedger(store, logger);
   await ledger.add(ID, 2);
   store.full = true;

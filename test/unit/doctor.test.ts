@@ -7,6 +7,7 @@ import { loadConfig, saveConfig } from '../../src/config/load.js';
 import { compareVersions } from '../../src/doctor/node-version.js';
 import { runDoctor, formatReport, type DoctorReport } from '../../src/doctor/index.js';
 import { prepareDataDir, startTestDaemon, tempDir } from '../helpers/daemon.js';
+import { UNGUARDED } from '../../src/fs/write-guard.js';
 
 function listen(host = '127.0.0.1'): Promise<{ server: Server; port: number }> {
   return new Promise((resolve) => {
@@ -168,7 +169,7 @@ test('a port held by another process fails; one held by our own daemon passes', 
   const dir = await goodDir();
   const { server, port } = await listen();
   try {
-    await saveConfig(dir, { ...loadConfig(dir), port });
+    await saveConfig(dir, { ...loadConfig(dir), port }, UNGUARDED);
     const busy = check(await runDoctor(dir), 'port');
     t.is(busy.status, 'fail');
     t.regex(busy.message, new RegExp(`127\\.0\\.0\\.1:${port} is in use`));
@@ -177,7 +178,7 @@ test('a port held by another process fails; one held by our own daemon passes', 
     await new Promise((r) => server.close(r));
   }
   const daemonPort = await freePort();
-  await saveConfig(dir, { ...loadConfig(dir), port: daemonPort });
+  await saveConfig(dir, { ...loadConfig(dir), port: daemonPort }, UNGUARDED);
   const d = await startTestDaemon({ dataDir: dir });
   try {
     // startTestDaemon listens on port 0; doctor must recognise the daemon by its lock, not the port.

@@ -8,21 +8,22 @@ import test from 'ava';
 import Koa from 'koa';
 import { pino } from 'pino';
 import { ERROR_TABLE, GatewayError, storageError } from '../../src/domain/errors.js';
-import { controlRequests } from '../../src/http/auth.js';
+import { ControlRequests } from '../../src/http/control-requests.js';
 import { errorMiddleware } from '../../src/http/error-middleware.js';
 import { corruptStore } from '../../src/storage/files/json-file.js';
 
 async function answer(thrown: unknown, options: { control?: boolean } = {}): Promise<{ status: number; body: unknown; retryAfter: string | null }> {
   const app = new Koa();
   app.silent = true;
+  const control = new ControlRequests();
   if (options.control) {
     // As the daemon's control socket does (src/daemon/boot.ts): its requests are trusted.
     app.use(async (ctx, next) => {
-      controlRequests.add(ctx.req);
+      control.trust(ctx.req);
       await next();
     });
   }
-  app.use(errorMiddleware(pino({ level: 'silent' })));
+  app.use(errorMiddleware(pino({ level: 'silent' }), control));
   app.use(() => {
     throw thrown;
   });

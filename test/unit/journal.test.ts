@@ -3,13 +3,14 @@ import { appendFile, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Journal } from '../../src/storage/files/journal.js';
 import { tempDir } from '../helpers/daemon.js';
+import { UNGUARDED } from '../../src/fs/write-guard.js';
 
 // Rule: a journal line acknowledged as durable is on disk, in order, and survives a reopen; a
 // torn tail left by a crash is cut off; group commit writes many lines per write.
 
 test('lines come back in order after a reopen, with their offsets', async (t) => {
   const file = join(await tempDir(), 'j.jsonl');
-  const { journal } = await Journal.open(file);
+  const { journal } = await Journal.open(file, { guard: UNGUARDED });
   const offsets: number[] = [];
   const writes = Array.from({ length: 100 }, (_, i) => {
     const { offset, durable } = journal.append(JSON.stringify({ i }));
@@ -18,7 +19,7 @@ test('lines come back in order after a reopen, with their offsets', async (t) =>
   });
   await Promise.all(writes);
   await journal.close();
-  const { journal: again, lines } = await Journal.open(file);
+  const { journal: again, lines } = await Journal.open(file, { guard: UNGUARDED });
   t.deepEqual(lines.map((l) => JSON.parse(l.text).i), Array.from({ length: 100 }, (_, i) => i));
   t.deepEqual(lines.map((l) => l.offset), offsets);
   t.is(await again.read(offsets[42]!, lines[42]!.text.length), '{"i":42}');
@@ -27,11 +28,11 @@ test('lines come back in order after a reopen, with their offsets', async (t) =>
 
 test('a torn last line (a crash mid-write) is cut off at open', async (t) => {
   const file = join(await tempDir(), 'j.jsonl');
-  const { journal } = await Journal.open(file);
+  const { journal } = await Journal.open(file, { guard: UNGUARDED });
   await journal.append('{"a":1}').durable;
   await journal.close();
   await appendFile(file, '{"b":');
-  const { journal: again, lines } = await Journal.open(file);
+  const { journal: again, lines } = await Journal.open(file, { guard: UNGUARDED });
   t.deepEqual(lines.map((l) => l.text), ['{"a":1}']);
   t.is((await stat(file)).size, 8);
   await again.append('{"c":3}').durable;
@@ -41,7 +42,7 @@ test('a torn last line (a crash mid-write) is cut off at open', async (t) => {
 
 test('lazy lines keep their place among durable ones', async (t) => {
   const file = join(await tempDir(), 'j.jsonl');
-  const { journal } = await Journal.open(file);
+  const { journal } = await Journal.open(file, { guard: UNGUARDED });
   journal.appendLazy('1');
   const d = journal.append('2');
   journal.appendLazy('3');
@@ -53,7 +54,7 @@ test('lazy lines keep their place among durable ones', async (t) => {
 
 test('rewrite (compaction) replaces the content atomically and appends go after it', async (t) => {
   const file = join(await tempDir(), 'j.jsonl');
-  const { journal } = await Journal.open(file);
+  const { journal } = await Journal.open(file, { guard: UNGUARDED });
   for (let i = 0; i < 10; i++) journal.appendLazy(`old${i}`);
   const offsets = await journal.rewrite(['keep-a', 'keep-b']);
   t.deepEqual(offsets, [0, 7]);

@@ -8,6 +8,7 @@ import { removeDataDirLeftovers, removeLeftovers } from '../../src/storage/files
 import { storePaths } from '../../src/storage/files/paths.js';
 import { acquireLock } from '../../src/storage/files/owner-lock.js';
 import { tempDir } from '../helpers/daemon.js';
+import { UNGUARDED } from '../../src/fs/write-guard.js';
 
 // Rule guarded: temp files of atomic writes whose writer died are removed; a live process's temp
 // file never is, even when its pid is our own.
@@ -91,7 +92,7 @@ test('every folder the store writes in is swept: messages, media and flows per i
   writeFileSync(join(paths.mediaDir, 'not-an-instance', temp('x', dead)), '');
 
   // The name a journal compaction uses is one the sweep recognises.
-  const { journal } = await Journal.open(join(paths.messagesDir, id, 'journal.jsonl'));
+  const { journal } = await Journal.open(join(paths.messagesDir, id, 'journal.jsonl'), { guard: UNGUARDED });
   t.regex(basename(tempPath(journal.file)), /^\.journal\.jsonl\.\d+\.[0-9a-f]+\.tmp$/);
   await journal.close();
 

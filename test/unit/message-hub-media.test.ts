@@ -10,6 +10,7 @@ import { MediaFiles } from '../../src/storage/files/media.js';
 import { MessageStore } from '../../src/storage/files/messages/store.js';
 import { tempDir } from '../helpers/daemon.js';
 import { ManualClock } from '../helpers/manual-time.js';
+import { UNGUARDED } from '../../src/fs/write-guard.js';
 
 // Rules guarded (issue 14, "inbound media downloaded when it arrives, stored bounded"): a received
 // file larger than media.maxBytes is never downloaded (its announced size is checked first) and is
@@ -24,8 +25,8 @@ async function hub(options: { maxBytes: number; keepDays?: number; maxStoreBytes
   const dir = await tempDir('gw-hub-');
   const clock = new ManualClock();
   const logger = pino({ level: 'silent' });
-  const media = new MediaFiles(join(dir, 'media'), { keepMs: (options.keepDays ?? 7) * DAY, maxBytesPerInstance: options.maxStoreBytes ?? 1_000_000 });
-  const store = new MessageStore({ root: join(dir, 'messages'), history: { enabled: true, days: 30, maxMessagesPerChat: 200 }, media, clock, timers: systemTimers, logger });
+  const media = new MediaFiles(join(dir, 'media'), { keepMs: (options.keepDays ?? 7) * DAY, maxBytesPerInstance: options.maxStoreBytes ?? 1_000_000 }, UNGUARDED);
+  const store = new MessageStore({ guard: UNGUARDED, root: join(dir, 'messages'), history: { enabled: true, days: 30, maxMessagesPerChat: 200 }, media, clock, timers: systemTimers, logger });
   const bus = new EventBus(logger);
   const events: GatewayEvent[] = [];
   bus.register({ name: 'test', handle: async (e) => void events.push(e) });

@@ -6,6 +6,7 @@ import { MessageStore } from '../../src/storage/files/messages/store.js';
 import { systemTimers } from '../../src/domain/timers.js';
 import { ManualClock } from '../helpers/manual-time.js';
 import { tempDir } from '../helpers/daemon.js';
+import { UNGUARDED } from '../../src/fs/write-guard.js';
 
 // Rule (messages are facts): an outgoing message's status never goes backwards, survives a
 // restart, and history is bounded per chat and by age.
@@ -13,8 +14,8 @@ import { tempDir } from '../helpers/daemon.js';
 const ID = 'inst_storetest1';
 
 async function store(dir: string, clock: ManualClock, maxPerChat = 200, enabled = true) {
-  const media = new MediaFiles(join(dir, 'media'), { keepMs: 7 * 86_400_000, maxBytesPerInstance: 1_000_000 });
-  return new MessageStore({ root: join(dir, 'messages'), history: { enabled, days: 30, maxMessagesPerChat: maxPerChat }, media, clock, timers: systemTimers, logger: pino({ level: 'silent' }) });
+  const media = new MediaFiles(join(dir, 'media'), { keepMs: 7 * 86_400_000, maxBytesPerInstance: 1_000_000 }, UNGUARDED);
+  return new MessageStore({ guard: UNGUARDED, root: join(dir, 'messages'), history: { enabled, days: 30, maxMessagesPerChat: maxPerChat }, media, clock, timers: systemTimers, logger: pino({ level: 'silent' }) });
 }
 
 function outgoing(id: string, chatId: string, now: number) {

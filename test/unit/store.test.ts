@@ -10,12 +10,13 @@ import { InstanceStore } from '../../src/storage/files/instances.js';
 import { writeFileAtomic } from '../../src/fs/atomic-write.js';
 import { hashSecret, verifySecret, generateApiKey } from '../../src/domain/secrets.js';
 import { tempDir } from '../helpers/daemon.js';
+import { UNGUARDED } from '../../src/fs/write-guard.js';
 
 test('atomic writes leave no temp files and use mode 0600', async (t) => {
   const dir = await tempDir();
   const file = join(dir, 'x.json');
-  await writeFileAtomic(file, '{"a":1}');
-  await writeFileAtomic(file, '{"a":2}');
+  await writeFileAtomic(file, '{"a":1}', { guard: UNGUARDED });
+  await writeFileAtomic(file, '{"a":2}', { guard: UNGUARDED });
   t.is(await readFile(file, 'utf8'), '{"a":2}');
   t.deepEqual(await readdir(dir), ['x.json']);
   t.is((await stat(file)).mode & 0o777, 0o600);
@@ -24,7 +25,7 @@ test('atomic writes leave no temp files and use mode 0600', async (t) => {
 test('create stores only the key hash and grants the trial once per owner', async (t) => {
   const dir = await tempDir();
   const clock = new ManualClock();
-  const store = new InstanceStore(dir, clock, 30);
+  const store = new InstanceStore(dir, clock, 30, UNGUARDED);
   await store.load();
   const a = await store.create({ owner: 'acme' });
   const b = await store.create({ owner: 'acme' });
@@ -44,7 +45,7 @@ test('a corrupt instances.json is refused and left untouched', async (t) => {
   const dir = await tempDir();
   const file = join(dir, 'instances.json');
   await writeFile(file, '{"version":1,"instances":{', { mode: 0o600 });
-  const store = new InstanceStore(dir, new ManualClock());
+  const store = new InstanceStore(dir, new ManualClock(), 30, UNGUARDED);
   const err = await t.throwsAsync(store.load(), { instanceOf: GatewayError, message: /corrupt/ });
   t.regex(err.message, /instances\.json/);
   await t.throwsAsync(store.create({}), { instanceOf: GatewayError, message: /corrupt/ });
@@ -54,22 +55,22 @@ test('a corrupt instances.json is refused and left untouched', async (t) => {
 test('a store file of the wrong shape is refused too', async (t) => {
   const dir = await tempDir();
   await writeFile(join(dir, 'instances.json'), '[1,2,3]');
-  await t.throwsAsync(new InstanceStore(dir, new ManualClock()).load(), { instanceOf: GatewayError, message: /corrupt/ });
+  await t.throwsAsync(new InstanceStore(dir, new ManualClock(), 30, UNGUARDED).load(), { instanceOf: GatewayError, message: /corrupt/ });
 });
 
 test('concurrent creates on the one store (the single writer) never lose a write', async (t) => {
   const dir = await tempDir();
-  const store = new InstanceStore(dir, new ManualClock());
+  const store = new InstanceStore(dir, new ManualClock(), 30, UNGUARDED);
   await store.load();
   await Promise.all(Array.from({ length: 20 }, (_, i) => store.create({ name: `n${i}` })));
-  const check = new InstanceStore(dir, new ManualClock());
+  const check = new InstanceStore(dir, new ManualClock(), 30, UNGUARDED);
   await check.load();
   t.is(check.list().length, 20);
 });
 
 test('ids like __proto__ are plain unknown keys', async (t) => {
   const dir = await tempDir();
-  const store = new InstanceStore(dir, new ManualClock());
+  const store = new InstanceStore(dir, new ManualClock(), 30, UNGUARDED);
   await store.load();
   t.is(store.get('__proto__'), undefined);
   t.is(store.get('constructor'), undefined);
@@ -78,7 +79,7 @@ test('ids like __proto__ are plain unknown keys', async (t) => {
 
 test('credits: a journal replays its batches, ignores a torn last line and refuses a corrupt one', async (t) => {
   const dir = await tempDir();
-  const credits = new CreditStore(dir);
+  const credits = new CreditStore(dir, UNGUARDED);
   await mkdir(join(dir, 'credits'), { recursive: true });
   t.is((await credits.read('inst_abcdefgh')).balance, 0);
   const file = credits.journalFile('inst_abcdefgh');
@@ -94,7 +95,7 @@ test('credits: a journal replays its batches, ignores a torn last line and refus
 
 test('credits: the JSON file of earlier versions is read, and migrated by a restart of the journal', async (t) => {
   const dir = await tempDir();
-  const credits = new CreditStore(dir);
+  const credits = new CreditStore(dir, UNGUARDED);
   await mkdir(join(dir, 'credits'), { recursive: true });
   await writeFile(join(dir, 'credits', 'inst_legacy123.json'), JSON.stringify({ balance: 7, spent: 2, held: { h1: 1 } }));
   const loaded = credits.loadSync('inst_legacy123');
@@ -113,7 +114,7 @@ test('credits: the JSON file of earlier versions is read, and migrated by a rest
 test('premium grant extends from the current end while premium', async (t) => {
   const dir = await tempDir();
   const clock = new ManualClock();
-  const store = new InstanceStore(dir, clock, 30);
+  const store = new InstanceStore(dir, clock, 30, UNGUARDED);
   await store.load();
   const { record } = await store.create({});
   const granted = await store.modify(record.id, (r) => void (r.premiumUntil = extendedPremium(r.premiumUntil, 10, clock.now())));
@@ -135,7 +136,7 @@ test('verifySecret compares hashes and refuses empty or missing values', (t) => 
 
 test('creates that wait inside their write (as provisioning does) never drop one another', async (t) => {
   const dir = await tempDir();
-  const store = new InstanceStore(dir, new ManualClock());
+  const store = new InstanceStore(dir, new ManualClock(), 30, UNGUARDED);
   await store.load();
   const created = await Promise.all(
     Array.from({ length: 30 }, () =>
@@ -144,7 +145,7 @@ test('creates that wait inside their write (as provisioning does) never drop one
       }),
     ),
   );
-  const check = new InstanceStore(dir, new ManualClock());
+  const check = new InstanceStore(dir, new ManualClock(), 30, UNGUARDED);
   await check.load();
   for (const c of created) t.truthy(check.get(c.record.id), `${c.record.id} is on disk`);
   t.is(check.list().length, 30);

@@ -4,7 +4,15 @@ import test from 'ava';
 import { pino } from 'pino';
 import { systemClock } from '../../src/domain/clock.js';
 import type { GatewayEvent } from '../../src/events/types.js';
-import { setWriteGuard } from '../../src/fs/atomic-write.js';
+import type { WriteGuard } from '../../src/fs/write-guard.js';
+
+/** A guard the tests can make refuse writes (as a lost lock, or a full disk, would). */
+const failing = { now: false };
+const testGuard: WriteGuard = {
+  assertHeld() {
+    if (failing.now) throw new Error('disk full (test)');
+  },
+};
 import { newDeliveryId, newDeliveryRecord } from '../../src/webhooks/delivery-record.js';
 import { Outbox, type OutboxOptions } from '../../src/webhooks/outbox.js';
 import { completeLines, fullLine, outboxPaths, parseLine, readInstanceDeliveries } from '../../src/webhooks/outbox-files.js';
@@ -28,6 +36,7 @@ const textOf = (e: GatewayEvent): string => (e.type === 'message.received' ? (e.
 async function outboxIn(dataDir: string, options: Partial<OutboxOptions> = {}): Promise<Outbox> {
   const outbox = new Outbox({
     dataDir,
+    guard: testGuard,
     maxPendingPerInstance: 100,
     historyPerInstance: 10,
     clock: systemClock,
@@ -45,13 +54,11 @@ test.serial('a write that fails is refused, and the next one reopens the journal
   const dataDir = await tempDir();
   const outbox = await outboxIn(dataDir);
   await outbox.append(event('before'));
-  setWriteGuard(() => {
-    throw new Error('disk full (test)');
-  });
+  failing.now = true;
   try {
     await t.throwsAsync(outbox.append(event('refused')), { message: /disk full/ });
   } finally {
-    setWriteGuard(null);
+    failing.now = false;
   }
   await outbox.append(event('after'));
   t.is(outbox.pendingCount(), 2);
@@ -136,7 +143,7 @@ test('lines appended during a compaction follow the snapshot in order', async (t
       };
     },
   };
-  const { log } = await RecordLog.open(file, owner);
+  const { log } = await RecordLog.open(file, owner, testGuard);
   for (let i = 0; i < 20; i++) await log.append(line(`msg_old00000${String(i).padStart(2, '0')}`), i % 2 === 0);
   const compaction = log.compact();
   t.true(log.compacting);

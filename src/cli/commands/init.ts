@@ -77,7 +77,7 @@ export function registerInit(program: Command): void {
       await ensureDir(dataDir);
       const lock = await lockDataDir(dataDir, 'cli', 30_000);
       try {
-        const { config, serverSecret, shown } = await initialiseDataDir(dataDir, answers, opts.force ?? false);
+        const { config, serverSecret, shown } = await initialiseDataDir(dataDir, answers, opts.force ?? false, lock);
         await outputFlushed(
           json,
           { serverSecret, host: config.host, port: config.port, dataDir },

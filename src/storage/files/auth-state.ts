@@ -2,7 +2,7 @@ import { readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { GatewayError, errorMessage, storageError } from '../../domain/errors.js';
 import type { AuthSnapshot, AuthStateRepository, StoredAuth } from '../ports/auth-state.js';
-import { ensureDir, writeFileAtomic } from '../../fs/atomic-write.js';
+import { ensureDir, writeFileAtomic, type WriteGuard } from '../../fs/atomic-write.js';
 import { readPairedSync } from './auth-files.js';
 import { processRunning } from './process-identity.js';
 
@@ -24,7 +24,10 @@ export function corruptAuth(where: string, detail: string): GatewayError {
  * `{"format":1,"paired":…,"creds":…,"keys":{"<type>":{…},…}}`.
  */
 export class FileAuthStates implements AuthStateRepository {
-  constructor(private readonly dir: string) {}
+  constructor(
+    private readonly dir: string,
+    private readonly guard: WriteGuard,
+  ) {}
 
   file(instanceId: string): string {
     // Ids reach paths only after this check: "../x" never names a file.
@@ -66,7 +69,7 @@ export class FileAuthStates implements AuthStateRepository {
     const data = `{"format":${FORMAT},"paired":${snapshot.paired},"creds":${snapshot.creds},"keys":{${tables.join(',')}}}`;
     try {
       await ensureDir(this.dir);
-      await writeFileAtomic(this.file(instanceId), data);
+      await writeFileAtomic(this.file(instanceId), data, { guard: this.guard });
     } catch (err) {
       throw storageError(err, `credentials of ${instanceId}`);
     }

@@ -4,7 +4,7 @@ import Type, { type Static } from 'typebox';
 import { errorMessage, storageError } from '../../domain/errors.js';
 import { closed } from '../../schemas/common.js';
 import { matches } from '../../schemas/check.js';
-import { ensureDir, writeFileAtomic } from '../../fs/atomic-write.js';
+import { ensureDir, writeFileAtomic, type WriteGuard } from '../../fs/atomic-write.js';
 import { corruptStore } from './json-file.js';
 import { Journal } from './journal.js';
 import { storePaths, type StorePaths } from './paths.js';
@@ -93,7 +93,10 @@ export interface LoadedCredits {
 export class CreditStore {
   readonly paths: StorePaths;
 
-  constructor(dataDir: string) {
+  constructor(
+    dataDir: string,
+    private readonly guard: WriteGuard,
+  ) {
     this.paths = storePaths(dataDir);
   }
 
@@ -179,14 +182,14 @@ export class CreditStore {
     // were lost (see loadSync).
     if (restart || !existsSync(file)) {
       try {
-        await writeFileAtomic(file, `${snapshotLine(state)}\n`);
+        await writeFileAtomic(file, `${snapshotLine(state)}\n`, { guard: this.guard });
       } catch (err) {
         throw storageError(err, file);
       }
       await rm(this.paths.credits(id), { force: true });
     }
     // Eager: the ledger already batches a tick's holds, debits and releases into one line.
-    const { journal } = await Journal.open(file, { eager: true });
+    const { journal } = await Journal.open(file, { eager: true, guard: this.guard });
     return journal;
   }
 

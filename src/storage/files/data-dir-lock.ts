@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { GatewayError, errorMessage } from '../../domain/errors.js';
-import { setWriteGuard, writeFileAtomic } from '../../fs/atomic-write.js';
+import { writeFileAtomic, type WriteGuard } from '../../fs/atomic-write.js';
 import { removeDataDirLeftovers } from './leftovers.js';
 import { LockBusyError, acquireLock, ownerAlive, readLockOwner, type HeldLock } from './owner-lock.js';
 import { storePaths } from './paths.js';
@@ -57,20 +57,19 @@ export async function lockDataDir(dataDir: string, kind: HolderKind, waitMs: num
     }
     throw new GatewayError('STORE_LOCKED', `could not lock ${dataDir}: ${errorMessage(err)}`);
   }
-  // LockLostError is a GatewayError (STORE_LOCK_LOST): the write fails, nothing is committed.
-  setWriteGuard(() => lock.assertHeld());
+  // The lock is the guard of every store this process opens on the data dir: a LockLostError (a
+  // GatewayError, STORE_LOCK_LOST) fails the write, nothing is committed.
   await removeDataDirLeftovers(paths, { lockHeld: true });
   return lock;
 }
 
-/** Releases the lock taken by lockDataDir (and stops guarding writes). */
+/** Releases the lock taken by lockDataDir (its stores' writes fail from then on). */
 export async function unlockDataDir(lock: HeldLock): Promise<void> {
-  setWriteGuard(null);
   await lock.release();
 }
 
-export async function writeDaemonInfo(dataDir: string, info: DaemonInfo): Promise<void> {
-  await writeFileAtomic(storePaths(dataDir).daemonInfo, JSON.stringify(info));
+export async function writeDaemonInfo(dataDir: string, info: DaemonInfo, guard: WriteGuard): Promise<void> {
+  await writeFileAtomic(storePaths(dataDir).daemonInfo, JSON.stringify(info), { guard });
 }
 
 export async function removeDaemonInfo(dataDir: string): Promise<void> {

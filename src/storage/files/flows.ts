@@ -6,7 +6,7 @@ import { isInstanceId } from '../../domain/ids.js';
 import { matches } from '../../schemas/check.js';
 import { ConversationRecord, HandoverRecord, StoredFlowRecord, type Conversation, type Handover, type StoredFlow } from '../../schemas/flow.js';
 import type { FlowRepository } from '../ports/flows.js';
-import { ensureDir, writeFileAtomic } from '../../fs/atomic-write.js';
+import { ensureDir, writeFileAtomic, type WriteGuard } from '../../fs/atomic-write.js';
 import { AtomicJsonFile } from './json-file.js';
 
 const HandoversDocSchema = Type.Object({ version: Type.Literal(1), handovers: Type.Record(Type.String(), HandoverRecord) });
@@ -24,7 +24,10 @@ const isConversationsDoc = (v: unknown): v is ConversationsDoc => matches(Conver
  * whole and atomically. One process writes them (the daemon, or a CLI command while none runs).
  */
 export class FlowFiles implements FlowRepository {
-  constructor(readonly root: string) {}
+  constructor(
+    readonly root: string,
+    private readonly guard: WriteGuard,
+  ) {}
 
   dir(instanceId: string): string {
     // Ids reach paths only after this check: "../x" or "__proto__" never name a directory.
@@ -39,14 +42,14 @@ export class FlowFiles implements FlowRepository {
   private async write(id: string, name: string, text: string, durable = true): Promise<void> {
     try {
       await ensureDir(this.dir(id));
-      await writeFileAtomic(this.file(id, name), text, { durable });
+      await writeFileAtomic(this.file(id, name), text, { durable, guard: this.guard });
     } catch (err) {
       throw storageError(err, `flows/${id}/${name}`);
     }
   }
 
   async readFlow(id: string): Promise<StoredFlow | null> {
-    return new AtomicJsonFile(this.file(id, 'flow.json'), isStoredFlow).read();
+    return new AtomicJsonFile(this.file(id, 'flow.json'), isStoredFlow, this.guard).read();
   }
 
   async writeFlow(id: string, stored: StoredFlow): Promise<void> {
@@ -58,7 +61,7 @@ export class FlowFiles implements FlowRepository {
   }
 
   async readHandovers(id: string): Promise<Map<string, Handover>> {
-    const doc = await new AtomicJsonFile(this.file(id, 'handovers.json'), isHandoversDoc).read();
+    const doc = await new AtomicJsonFile(this.file(id, 'handovers.json'), isHandoversDoc, this.guard).read();
     return new Map(Object.entries(doc?.handovers ?? {}));
   }
 
@@ -71,7 +74,7 @@ export class FlowFiles implements FlowRepository {
   }
 
   async readConversations(id: string): Promise<Map<string, Conversation>> {
-    const doc = await new AtomicJsonFile(this.file(id, 'conversations.json'), isConversationsDoc).read();
+    const doc = await new AtomicJsonFile(this.file(id, 'conversations.json'), isConversationsDoc, this.guard).read();
     return new Map(Object.entries(doc?.conversations ?? {}));
   }
 

@@ -7,7 +7,7 @@ import type { GatewayConfig } from '../../config/schema.js';
 import { DAY_MS, type Clock } from '../../domain/clock.js';
 import type { Timers } from '../../domain/timers.js';
 import type { Storage } from '../storage.js';
-import { ensureDir } from '../../fs/atomic-write.js';
+import { ensureDir, type WriteGuard } from '../../fs/atomic-write.js';
 import { FileAuthStates } from './auth-state.js';
 import { CreditLedger } from './credit-ledger.js';
 import { FlowFiles } from './flows.js';
@@ -23,6 +23,8 @@ export interface FileStorageOptions {
   clock: Clock;
   timers: Timers;
   logger: Logger;
+  /** The data dir lock of this process, checked right before every write commits. */
+  guard: WriteGuard;
 }
 
 /**
@@ -31,17 +33,18 @@ export interface FileStorageOptions {
  * credit journal, so a corrupt file stops start-up naming it.
  */
 export async function openFileStorage(options: FileStorageOptions): Promise<Storage> {
-  const { dataDir, config, clock, timers, logger } = options;
+  const { dataDir, config, clock, timers, logger, guard } = options;
   const paths = storePaths(dataDir);
   await ensureDir(paths.creditsDir);
   await ensureDir(paths.authDir);
-  const instances = new InstanceStore(dataDir, clock, config.plans.trialDays);
+  const instances = new InstanceStore(dataDir, clock, config.plans.trialDays, guard);
   await instances.load();
-  const credits = new CreditLedger(new CreditStore(dataDir), logger);
+  const creditStore = new CreditStore(dataDir, guard);
+  const credits = new CreditLedger(creditStore, logger);
   await credits.open(instances.list().map((r) => r.id));
-  const media = new MediaFiles(paths.mediaDir, { keepMs: config.media.keepDays * DAY_MS, maxBytesPerInstance: config.media.maxStoreBytes });
-  const auth = new FileAuthStates(paths.authDir);
-  const messages = new MessageStore({ root: paths.messagesDir, history: config.history, media, clock, timers, logger });
+  const media = new MediaFiles(paths.mediaDir, { keepMs: config.media.keepDays * DAY_MS, maxBytesPerInstance: config.media.maxStoreBytes }, guard);
+  const auth = new FileAuthStates(paths.authDir, guard);
+  const messages = new MessageStore({ root: paths.messagesDir, history: config.history, media, clock, timers, logger, guard });
   return {
     engine: 'files',
     instances,
@@ -49,10 +52,9 @@ export async function openFileStorage(options: FileStorageOptions): Promise<Stor
     messages,
     media,
     auth,
-    flows: new FlowFiles(paths.flowsDir),
+    flows: new FlowFiles(paths.flowsDir, guard),
     async removeInstance(id) {
       // Whatever an interrupted delete left counts as found (the delete is then finished).
-      const creditStore = new CreditStore(dataDir);
       let found = [creditStore.journalFile(id), paths.credits(id), auth.file(id), join(paths.authDir, `${id}.sandbox.json`)].some((f) => existsSync(f));
       await credits.remove(id);
       await auth.remove(id);

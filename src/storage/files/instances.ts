@@ -4,7 +4,7 @@ import { GatewayError, storageError } from '../../domain/errors.js';
 import type { InstanceRecord, InstancesDoc } from '../../schemas/instance.js';
 import { matches } from '../../schemas/check.js';
 import { InstancesDocSchema } from '../../schemas/instance.js';
-import { ensureDir } from '../../fs/atomic-write.js';
+import { ensureDir, type WriteGuard } from '../../fs/atomic-write.js';
 import { openLow, type AtomicJsonFile } from './json-file.js';
 import { storePaths, type StorePaths } from './paths.js';
 import { generateApiKey, generateInstanceId, hashSecret } from '../../domain/secrets.js';
@@ -50,10 +50,11 @@ export class InstanceStore implements InstanceRepository {
   constructor(
     dataDir: string,
     private readonly clock: Clock,
-    private readonly trialDays = 30,
+    private readonly trialDays: number,
+    guard: WriteGuard,
   ) {
     this.paths = storePaths(dataDir);
-    const { db, adapter } = openLow(this.paths.instances, isInstancesDoc, emptyDoc);
+    const { db, adapter } = openLow(this.paths.instances, isInstancesDoc, emptyDoc, guard);
     this.db = db;
     this.adapter = adapter;
   }

@@ -1,7 +1,7 @@
 import { open, rename, rm, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { storageError } from '../../domain/errors.js';
-import { FILE_MODE, checkWriteGuard, syncDir, tempPath } from '../../fs/atomic-write.js';
+import { FILE_MODE, syncDir, tempPath, type WriteGuard } from '../../fs/atomic-write.js';
 
 /**
  * An append-only file of JSON lines with group commit: every line appended while a write is under
@@ -36,6 +36,7 @@ export class Journal {
   private constructor(
     readonly file: string,
     private handle: FileHandle,
+    private readonly guard: WriteGuard,
     /** Bytes written or queued: the offset of the next line. */
     private end: number,
   ) {
@@ -49,7 +50,7 @@ export class Journal {
    * a write starts at once instead of one more turn of the event loop later (under load a turn is
    * a whole round of requests, and a send waits for two credit writes).
    */
-  static async open(file: string, options: { eager?: boolean } = {}): Promise<{ journal: Journal; lines: JournalLine[] }> {
+  static async open(file: string, options: { guard: WriteGuard; eager?: boolean }): Promise<{ journal: Journal; lines: JournalLine[] }> {
     const handle = await open(file, 'a+', FILE_MODE);
     try {
       const size = (await handle.stat()).size;
@@ -65,7 +66,7 @@ export class Journal {
         await handle.truncate(start);
         await handle.datasync();
       }
-      const journal = new Journal(file, handle, start);
+      const journal = new Journal(file, handle, options.guard, start);
       journal.eager = options.eager === true;
       return { journal, lines };
     } catch (err) {
@@ -121,7 +122,7 @@ export class Journal {
       this.queued = [];
       this.queuedDurable = [];
       try {
-        checkWriteGuard();
+        this.guard.assertHeld();
         const data = Buffer.from(lines.length === 1 ? `${lines[0]!}\n` : `${lines.join('\n')}\n`, 'utf8');
         let written = 0;
         while (written < data.length) written += (await this.handle.write(data, written, data.length - written)).bytesWritten;
@@ -183,7 +184,7 @@ export class Journal {
     }
     await out.close();
     try {
-      checkWriteGuard();
+      this.guard.assertHeld();
       await rename(tmp, this.file);
     } catch (err) {
       await rm(tmp, { force: true });

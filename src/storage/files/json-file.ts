@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
 import { Low, type Adapter } from 'lowdb';
 import { GatewayError, errorMessage } from '../../domain/errors.js';
-import { writeFileAtomic } from '../../fs/atomic-write.js';
+import { writeFileAtomic, type WriteGuard } from '../../fs/atomic-write.js';
 
 /** A store file that will not parse. It is never overwritten: the user must fix or restore it. */
 export function corruptStore(file: string, detail: string): GatewayError {
@@ -36,6 +36,7 @@ export class AtomicJsonFile<T> implements Adapter<T> {
   constructor(
     readonly file: string,
     private readonly check: (v: unknown) => v is T,
+    private readonly guard: WriteGuard,
   ) {}
 
   async read(): Promise<T | null> {
@@ -61,12 +62,12 @@ export class AtomicJsonFile<T> implements Adapter<T> {
   }
 
   async write(data: T): Promise<void> {
-    await writeFileAtomic(this.file, JSON.stringify(data));
+    await writeFileAtomic(this.file, JSON.stringify(data), { guard: this.guard });
   }
 }
 
 /** A lowdb database over one AtomicJsonFile. */
-export function openLow<T>(file: string, check: (v: unknown) => v is T, defaults: () => T): { db: Low<T>; adapter: AtomicJsonFile<T> } {
-  const adapter = new AtomicJsonFile<T>(file, check);
+export function openLow<T>(file: string, check: (v: unknown) => v is T, defaults: () => T, guard: WriteGuard): { db: Low<T>; adapter: AtomicJsonFile<T> } {
+  const adapter = new AtomicJsonFile<T>(file, check, guard);
   return { db: new Low<T>(adapter, defaults()), adapter };
 }

@@ -2,7 +2,7 @@ import { createReadStream } from 'node:fs';
 import { copyFile, readdir, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { storageError } from '../../domain/errors.js';
-import { ensureDir, tempPath, writeFileAtomic } from '../../fs/atomic-write.js';
+import { ensureDir, tempPath, writeFileAtomic, type WriteGuard } from '../../fs/atomic-write.js';
 
 import type { MediaRepository, StoredMedia } from '../ports/media.js';
 
@@ -29,6 +29,7 @@ export class MediaFiles implements MediaRepository {
   constructor(
     private readonly root: string,
     private readonly limits: MediaLimits,
+    private readonly guard: WriteGuard,
   ) {}
 
   private dir(instanceId: string): string {
@@ -63,13 +64,14 @@ export class MediaFiles implements MediaRepository {
     const file = join(dir, messageId);
     try {
       await ensureDir(dir);
-      if ('bytes' in source) await writeFileAtomic(file, source.bytes);
+      if ('bytes' in source) await writeFileAtomic(file, source.bytes, { guard: this.guard });
       else {
         // Copied under a temp name, then renamed: a crash mid-copy never leaves a torn file that
         // would be served as the media (the temp name is swept at the next start).
         const tmp = tempPath(file);
         try {
           await copyFile(source.path, tmp);
+          this.guard.assertHeld();
           await rename(tmp, file);
         } catch (err) {
           await rm(tmp, { force: true });

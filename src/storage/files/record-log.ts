@@ -1,7 +1,7 @@
 import { open, readFile, rename, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { storageError } from '../../domain/errors.js';
-import { FILE_MODE, checkWriteGuard, syncDir, tempPath } from '../../fs/atomic-write.js';
+import { FILE_MODE, syncDir, tempPath, type WriteGuard } from '../../fs/atomic-write.js';
 import { Journal, type JournalLine } from './journal.js';
 
 /** Where a line is in the journal file. */
@@ -56,14 +56,15 @@ export class RecordLog {
     readonly file: string,
     journal: Journal,
     private readonly owner: RecordLogOwner,
+    private readonly guard: WriteGuard,
   ) {
     this.journal = journal;
   }
 
   /** Opens the journal (creating it) and gives its lines to the owner. */
-  static async open(file: string, owner: RecordLogOwner): Promise<{ log: RecordLog; lines: JournalLine[] }> {
-    const { journal, lines } = await Journal.open(file);
-    return { log: new RecordLog(file, journal, owner), lines };
+  static async open(file: string, owner: RecordLogOwner, guard: WriteGuard): Promise<{ log: RecordLog; lines: JournalLine[] }> {
+    const { journal, lines } = await Journal.open(file, { guard });
+    return { log: new RecordLog(file, journal, owner, guard), lines };
   }
 
   /** Bytes in the journal (written or queued). */
@@ -133,7 +134,7 @@ export class RecordLog {
   private async reopen(): Promise<void> {
     if (this.closed) return;
     try {
-      const { journal, lines } = await Journal.open(this.file);
+      const { journal, lines } = await Journal.open(this.file, { guard: this.guard });
       this.gen += 1;
       this.owner.relocate(lines);
       this.journal = journal;
@@ -203,13 +204,13 @@ export class RecordLog {
             await out.write(tail, 0, tail.length, size);
             await out.sync();
           }
-          checkWriteGuard();
+          this.guard.assertHeld();
           await rename(tmp, this.file);
           renamed = true;
           await syncDir(dirname(this.file));
           this.journal = null;
           await journal.close().catch(() => undefined);
-          const reopened = await Journal.open(this.file);
+          const reopened = await Journal.open(this.file, { guard: this.guard });
           this.gen += 1;
           snap.placed(locs, mark, size - mark);
           this.journal = reopened.journal;

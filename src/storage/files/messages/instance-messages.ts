@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import type { MessageStatus } from '../../../domain/types.js';
 import { Journal } from '../journal.js';
+import type { WriteGuard } from '../../../fs/write-guard.js';
 import type { StatusChange } from '../../ports/messages.js';
 import { isForward, parseRecord, type JournalRecord, type StoredMessage } from './records.js';
 
@@ -57,8 +58,8 @@ export class InstanceMessages {
     private readonly onEvict: (entry: Entry) => void,
   ) {}
 
-  static async open(file: string, limits: Limits, onEvict: (entry: Entry) => void, now: number): Promise<InstanceMessages> {
-    const { journal, lines } = await Journal.open(file);
+  static async open(file: string, limits: Limits, onEvict: (entry: Entry) => void, now: number, guard: WriteGuard): Promise<InstanceMessages> {
+    const { journal, lines } = await Journal.open(file, { guard });
     const im = new InstanceMessages(journal, limits, onEvict);
     for (const line of lines) {
       const r = parseRecord(line.text);

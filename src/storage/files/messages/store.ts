@@ -8,6 +8,7 @@ import type { TimerHandle, Timers } from '../../../domain/timers.js';
 import type { MessageStatus } from '../../../domain/types.js';
 import type { InboundMessage } from '../../../schemas/events.js';
 import { ensureDir } from '../../../fs/atomic-write.js';
+import type { WriteGuard } from '../../../fs/write-guard.js';
 import { isInstanceId } from '../paths.js';
 import { InstanceMessages, type Chat, type Entry, type StatusChange } from './instance-messages.js';
 import type { MediaRepository } from '../../ports/media.js';
@@ -18,6 +19,8 @@ export type { StatusChange } from './instance-messages.js';
 
 export interface MessageStoreOptions {
   root: string;
+  /** The data dir lock, checked before each write. */
+  guard: WriteGuard;
   history: GatewayConfig['history'];
   media: MediaRepository;
   clock: Clock;
@@ -79,6 +82,7 @@ export class MessageStore implements MessageRepository {
           if (e.hasMedia) void this.options.media.remove(instanceId, e.id);
         },
         this.options.clock.now(),
+        this.options.guard,
       );
     })();
     im.catch(() => this.open.delete(instanceId));

@@ -1,5 +1,5 @@
-import type { MessageRef } from '../connection/types.js';
-import type { Core } from '../core/core.js';
+import type { ConnectionActions, MessageRef } from '../connection/types.js';
+import type { MessageRepository } from '../storage/ports/messages.js';
 import { GatewayError } from '../domain/errors.js';
 import { defineRoute, type RouteDef } from '../http/route.js';
 import { ActionBody, DeleteQuery, EditInput, PresenceInput, ReactInput, ReadBody, ReadInput } from '../schemas/send.js';
@@ -10,7 +10,7 @@ const ACTION_ERRORS = ['MISSING_FIELD', 'INVALID_FIELD', 'CONNECTION_NOT_READY',
  * Reactions, edits, deletes, read marks and presence: free (no credit), same auth and connection
  * rules as sends; reactions, edits and deletes wait their turn in the anti-ban queue.
  */
-export function actionRoutes(core: Core): RouteDef[] {
+export function actionRoutes(core: { sender: ConnectionActions; messages: MessageRepository }): RouteDef[] {
   /** What the store knows of a message: whether we sent it, and its author in a group. */
   const ref = async (instanceId: string, chatId: string, messageId: string, fallbackFromMe: boolean): Promise<MessageRef> => {
     const m = await core.messages.get(instanceId, messageId);

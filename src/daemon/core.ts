@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import type { WriteGuard } from '../fs/write-guard.js';
 import type { GatewayConfig } from '../config/schema.js';
 import type { ServerSecret } from '../config/server-secret.js';
 
@@ -18,19 +19,19 @@ import type { MediaRepository } from '../storage/ports/media.js';
 import type { MessageRepository } from '../storage/ports/messages.js';
 import type { StorePaths } from '../storage/files/paths.js';
 
-/**
- * Whether this process is the daemon (connections open, deliveries running) or a CLI command
- * working on the data dir while no daemon runs (nothing is started unless a command asks).
- */
-export type DaemonMode = 'daemon' | 'offline';
+import type { DaemonMode } from '../features/feature.js';
+
+export type { DaemonMode };
 
 /**
- * The core parts every feature is built from. Features read them and call their methods; they
- * never replace or mutate them (the composition root owns the wiring).
+ * The parts the daemon was built from, as the boot module and the tests see them. Features never
+ * get this bag: each is built from only the parts it names (see features/feature.ts).
  */
 export interface Core {
   readonly mode: DaemonMode;
   readonly dataDir: string;
+  /** The data dir lock of this process (every files write checks it). */
+  readonly guard: WriteGuard;
   readonly paths: StorePaths;
   readonly config: GatewayConfig;
   readonly serverSecret: ServerSecret;
