@@ -41,7 +41,7 @@ test('instance create / list / show / delete with --json and exit codes', async 
   t.regex(c.instanceId, /^inst_/);
   t.regex(c.apiKey, /^gw_live_/);
   t.is(c.credits, 5);
-  t.true(c.premium);
+  t.false(c.premium, 'a sandbox never takes the owner\'s trial');
 
   const list = JSON.parse((await runCli(['instance', 'list', '--json'], { dataDir: dir })).stdout);
   t.is(list.instances.length, 1);

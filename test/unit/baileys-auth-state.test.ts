@@ -115,7 +115,7 @@ test('killing a process in the middle of writing credentials leaves a usable ses
     import { pino } from 'pino';
     const { AuthStore } = await import(${JSON.stringify(moduleUrl)});
     const { FileAuthStates } = await import(${JSON.stringify(filesUrl)});
-    const store = await AuthStore.open(new FileAuthStates(${JSON.stringify(dirname(file))}, UNGUARDED), ${JSON.stringify(basename(file, '.json'))}, { logger: pino({ level: 'silent' }), debounceMs: 1 });
+    const store = await AuthStore.open(new FileAuthStates(${JSON.stringify(dirname(file))}, { assertHeld() {} }), ${JSON.stringify(basename(file, '.json'))}, { logger: pino({ level: 'silent' }), debounceMs: 1 });
     store.state.creds.me = { id: '15550001111@s.whatsapp.net' };
     store.saveCreds();
     await store.flush();

@@ -55,7 +55,7 @@ test('the temp file of a real atomic write killed half-way is recognised and rem
   const dir = await tempDir('gw-leftovers-');
   const writer = spawn(
     process.execPath,
-    ['--import', 'tsx', '-e', `import('${new URL('../../src/storage/files/atomic-write.ts', import.meta.url).pathname}').then((m) => m.writeFileAtomic(${JSON.stringify(join(dir, 'credits.json'))}, Buffer.alloc(1 << 28)))`],
+    ['--import', 'tsx', '-e', `import('${new URL('../../src/fs/atomic-write.ts', import.meta.url).pathname}').then((m) => m.writeFileAtomic(${JSON.stringify(join(dir, 'credits.json'))}, Buffer.alloc(1 << 28), { guard: { assertHeld() {} } }))`],
     { stdio: 'ignore' },
   );
   t.teardown(() => void writer.kill('SIGKILL'));
