@@ -54,6 +54,11 @@ function freePort(): Promise<number> {
   });
 }
 
+/** A server URL on a local port nothing listens on (connection refused). */
+export async function freePortUrl(): Promise<string> {
+  return `postgres://gw@127.0.0.1:${await freePort()}/postgres`;
+}
+
 export interface Cluster {
   readonly url: string;
   readonly dir: string;

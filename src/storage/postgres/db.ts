@@ -38,6 +38,12 @@ export class Db {
     this.lazy = new pg.Pool({ ...base, max: options.lazyPoolSize ?? 4, options: '-c synchronous_commit=off' });
     for (const p of [this.pool, this.lazy]) {
       p.on('error', (err) => options.logger.warn({ err: err.message }, 'an idle database connection failed; the pool opens a new one when needed'));
+      // A connection that ends under a checked-out client emits 'error' where the pool listens only
+      // while it is idle (or once, during pool.query): without a listener of its own, a server
+      // restart would crash the process. The failure reaches the caller through its query anyway.
+      p.on('connect', (client) => {
+        client.on('error', (err) => options.logger.debug({ err: err.message }, 'a database connection failed'));
+      });
     }
   }
 
