@@ -5,10 +5,13 @@
  * reopen what an earlier `open` (or a killed child process, see crash.ts) left there.
  */
 import test, { type ExecutionContext } from 'ava';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Storage, StorageEngine } from '../../src/storage/storage.js';
+import pg from 'pg';
+import { storePaths } from '../../src/storage/files/paths.js';
+import { freshDatabase } from '../helpers/postgres.js';
 import { openAt, type OpenOptions } from './open.js';
 
 export { openAt, testConfig, type ConfigPatch, type OpenOptions } from './open.js';
@@ -19,6 +22,8 @@ export interface StorageLocation {
   readonly address: string;
   open(options?: OpenOptions): Promise<Storage>;
   destroy(): Promise<void>;
+  /** Makes an instance's stored auth state unreadable, as a damaged disk or a bad restore would. */
+  corruptAuth(instanceId: string): Promise<void>;
 }
 
 export interface EngineFixture {
@@ -35,11 +40,35 @@ export const filesEngine: EngineFixture = {
       address: dir,
       open: (options) => openAt('files', dir, options),
       destroy: () => rm(dir, { recursive: true, force: true }),
+      corruptAuth: (id) => writeFile(join(storePaths(dir).authDir, `${id}.json`), '{"format":1,"creds":{"no'),
     };
   },
 };
 
-export const ENGINES: readonly EngineFixture[] = [filesEngine];
+/** A fresh database per location (test/helpers/postgres.ts says where the server comes from). */
+export const postgresEngine: EngineFixture = {
+  name: 'postgres',
+  async location() {
+    const db = await freshDatabase();
+    return {
+      engine: 'postgres',
+      address: db.url,
+      open: (options) => openAt('postgres', db.url, options),
+      destroy: () => db.drop(),
+      async corruptAuth(id) {
+        const client = new pg.Client({ connectionString: db.url });
+        await client.connect();
+        try {
+          await client.query(`UPDATE auth_creds SET creds = '{"no' WHERE instance_id = $1`, [id]);
+        } finally {
+          await client.end();
+        }
+      },
+    };
+  },
+};
+
+export const ENGINES: readonly EngineFixture[] = [filesEngine, postgresEngine];
 
 /**
  * Registers `title` once per engine (`files: title`, `postgres: title`), each with a fresh location
@@ -47,7 +76,10 @@ export const ENGINES: readonly EngineFixture[] = [filesEngine];
  */
 export function engineTest(title: string, fn: (t: ExecutionContext, at: StorageLocation) => Promise<void>): void {
   for (const engine of ENGINES) {
-    test(`${engine.name}: ${title}`, async (t) => {
+    // The postgres tests of a file run one at a time: each opens its own pools, and the server's
+    // connections are shared with every other test file running meanwhile.
+    const register = engine.name === 'postgres' ? test.serial : test;
+    register(`${engine.name}: ${title}`, async (t) => {
       const loc = await engine.location();
       const opened: Storage[] = [];
       const at: StorageLocation = {

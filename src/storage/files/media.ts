@@ -62,6 +62,9 @@ export class MediaFiles implements MediaRepository {
     if (size > this.limits.maxBytesPerInstance) return false;
     const dir = this.dir(instanceId);
     const file = join(dir, messageId);
+    // Listed before the file is written: listed after, the new file was in the listing too and the
+    // first media of an instance counted twice, the copy with its file's time instead of `now`.
+    const list = await this.list(instanceId);
     try {
       await ensureDir(dir);
       if ('bytes' in source) await writeFileAtomic(file, source.bytes, { guard: this.guard });
@@ -81,7 +84,8 @@ export class MediaFiles implements MediaRepository {
     } catch (err) {
       throw storageError(err, `media of ${messageId}`);
     }
-    const list = await this.list(instanceId);
+    const i = list.findIndex((x) => x.id === messageId);
+    if (i >= 0) list.splice(i, 1);
     list.push({ id: messageId, size, at: now });
     await this.enforce(instanceId, list, now);
     return true;

@@ -1,0 +1,293 @@
+import type { Logger } from 'pino';
+import { GatewayError, errorMessage } from '../../domain/errors.js';
+import { MAX_CREDITS } from '../../domain/limits.js';
+import type { CreditHold, CreditRepository, CreditsDoc } from '../ports/credits.js';
+import type { Db } from './db.js';
+import { CHANGES, LIVE_SESSIONS, type Session } from './session.js';
+
+interface Waiter<T> {
+  resolve(value: T): void;
+  reject(err: unknown): void;
+}
+
+interface Account {
+  readonly id: string;
+  /** The row as this process last saw it (its own writes answer with it). */
+  balance: number;
+  spent: number;
+  /** Holds in the database, of every process. */
+  held: number;
+  /** Holds asked for, not yet written. */
+  holds: Array<{ n: number } & Waiter<boolean>>;
+  commits: Array<{ n: number } & Waiter<number>>;
+  /** Holds given back (their credit is free at once for `available`). */
+  releases: number[];
+  /** Holds whose write failed: maybe stored, so released (not counted as free until then). */
+  doubtful: number[];
+  writing: boolean;
+  removed: boolean;
+  /** Sends holding a credit of this process now. */
+  inFlight: number;
+}
+
+interface RowOut {
+  balance: number;
+  spent: number;
+  held: number;
+}
+
+/**
+ * Credits in PostgreSQL, exact across processes: every change is a conditional update of the
+ * instance's row, and each hold is a row of its own (stored before the message leaves), so the
+ * database never grants more holds than the balance and a debit happens only to a hold that is
+ * there (a retried batch never debits twice).
+ *
+ * The credit row is the one hot row of a busy instance, and a transaction keeps it locked until
+ * its commit is flushed; so, as the files ledger does, the work of one instance is batched: the
+ * holds, debits and releases that arrive while a batch is being written go together in the next
+ * one (one round trip, `gw_credit_batch`, one WAL flush for all of them).
+ *
+ * Balances are cached for `balance` and `available` (read on every send and status): every batch
+ * answers with the row, and `add` (from any process) is announced on the changes channel, so the
+ * other processes re-read that row. Debits are not announced: NOTIFY takes a database-wide lock at
+ * commit, which would put every send of every instance in one line.
+ */
+export class PgCredits implements CreditRepository {
+  private readonly accounts = new Map<string, Account>();
+  private readonly forgotten = new Set<string>();
+  private nextHold = 1;
+  private closing = false;
+
+  constructor(
+    private readonly db: Db,
+    private readonly session: () => Session,
+    private readonly logger: Logger,
+  ) {}
+
+  private account(id: string): Account {
+    let a = this.accounts.get(id);
+    if (!a) {
+      a = { id, balance: 0, spent: 0, held: 0, holds: [], commits: [], releases: [], doubtful: [], writing: false, removed: this.forgotten.has(id), inFlight: 0 };
+      if (!a.removed) this.accounts.set(id, a);
+    }
+    return a;
+  }
+
+  private see(a: Account, row: RowOut | undefined): void {
+    a.balance = row?.balance ?? 0;
+    a.spent = row?.spent ?? 0;
+    a.held = row?.held ?? 0;
+  }
+
+  /**
+   * Loads every account into the cache (a balance is read synchronously) and releases the holds
+   * of processes that are gone (their sends' outcomes are unknown: never charged).
+   */
+  async open(_ids: Iterable<string>): Promise<void> {
+    await this.releaseStale();
+    await this.reloadAll();
+  }
+
+  /** Re-reads every account (after missed notifications). */
+  async reloadAll(): Promise<void> {
+    const { rows } = await this.db.query<RowOut & { instance_id: string }>('credits', 'SELECT instance_id, balance, spent, held FROM credits');
+    for (const r of rows) this.see(this.account(r.instance_id), r);
+  }
+
+  /** Another process added credits or released holds of this instance: re-read its row. */
+  async changed(id: string): Promise<void> {
+    try {
+      const { rows } = await this.db.query<RowOut>('credits', 'SELECT balance, spent, held FROM credits WHERE instance_id = $1', [id]);
+      const a = this.account(id);
+      // A batch of this process under way answers with a newer row anyway.
+      if (!a.writing) this.see(a, rows[0]);
+    } catch (err) {
+      this.logger.warn({ instanceId: id, err: errorMessage(err) }, 'could not re-read credits another node changed');
+    }
+  }
+
+  /**
+   * Deletes the holds of sessions whose process is gone (their lock went with their connection)
+   * and announces the instances whose credits that freed.
+   */
+  async releaseStale(): Promise<number> {
+    const { rows } = await this.db.query<{ instance_id: string; n: number }>(
+      'credits',
+      `WITH live AS (${LIVE_SESSIONS}),
+        gone AS (DELETE FROM credit_holds h WHERE NOT EXISTS (SELECT 1 FROM live WHERE live.session = h.session) RETURNING instance_id),
+        per AS (SELECT instance_id, count(*)::integer AS n FROM gone GROUP BY instance_id)
+      UPDATE credits c SET held = c.held - per.n FROM per WHERE c.instance_id = per.instance_id
+      RETURNING c.instance_id, per.n, pg_notify($1, $2 || c.instance_id)`,
+      [CHANGES, this.session().payload('credits', '')],
+    );
+    let n = 0;
+    for (const r of rows) {
+      n += r.n;
+      this.logger.warn({ instanceId: r.instance_id, holds: r.n }, 'credit holds of a process that is gone released (sends it interrupted; none was charged)');
+    }
+    return n;
+  }
+
+  balance(id: string): number {
+    return this.account(id).balance;
+  }
+
+  available(id: string): number {
+    const a = this.account(id);
+    return a.balance - a.held - a.holds.length + a.releases.length;
+  }
+
+  async hold(id: string): Promise<CreditHold | null> {
+    const a = this.account(id);
+    if (a.removed || this.available(id) <= 0) return null;
+    const n = this.nextHold++;
+    const granted = await new Promise<boolean>((resolve, reject) => {
+      a.holds.push({ n, resolve, reject });
+      this.schedule(a);
+    });
+    if (!granted) return null;
+    a.inFlight += 1;
+    let settled = false;
+    return {
+      instanceId: id,
+      commit: () => {
+        if (settled) return Promise.reject(new Error('credit hold already settled'));
+        settled = true;
+        return new Promise<number>((resolve, reject) => {
+          a.commits.push({ n, resolve, reject });
+          this.schedule(a);
+        }).finally(() => (a.inFlight -= 1));
+      },
+      release: () => {
+        if (settled) return;
+        settled = true;
+        a.inFlight -= 1;
+        a.releases.push(n);
+        this.schedule(a);
+      },
+    };
+  }
+
+  async add(id: string, amount: number): Promise<CreditsDoc> {
+    const a = this.account(id);
+    if (a.removed) throw new GatewayError('NOT_FOUND', 'the instance was deleted');
+    const announce = this.session().payload('credits', id);
+    let rows: RowOut[];
+    if (amount >= 0) {
+      if (amount > MAX_CREDITS) throw this.tooMany(a.balance);
+      ({ rows } = await this.db.query<RowOut>(
+        'credits',
+        `WITH u AS (INSERT INTO credits AS c (instance_id, balance, spent, held) VALUES ($1, $2, 0, 0)
+          ON CONFLICT (instance_id) DO UPDATE SET balance = c.balance + excluded.balance WHERE c.balance + excluded.balance <= ${MAX_CREDITS}
+          RETURNING c.balance, c.spent, c.held)
+        SELECT u.*, pg_notify($3, $4) FROM u`,
+        [id, amount, CHANGES, announce],
+      ));
+    } else {
+      // A refund takes back only credits no send holds (of any process).
+      ({ rows } = await this.db.query<RowOut>(
+        'credits',
+        `WITH u AS (UPDATE credits SET balance = balance + $2 WHERE instance_id = $1 AND balance + $2 >= held RETURNING balance, spent, held)
+        SELECT u.*, pg_notify($3, $4) FROM u`,
+        [id, amount, CHANGES, announce],
+      ));
+    }
+    if (rows[0]) {
+      if (!a.writing) this.see(a, rows[0]);
+      else a.balance = rows[0].balance;
+      return { balance: rows[0].balance, spent: rows[0].spent };
+    }
+    const now = await this.db.query<RowOut>('credits', 'SELECT balance, spent, held FROM credits WHERE instance_id = $1', [id]);
+    const row = now.rows[0];
+    if (amount >= 0) throw this.tooMany(row?.balance ?? 0);
+    const free = Math.max(0, (row?.balance ?? 0) - (row?.held ?? 0));
+    throw new GatewayError('INSUFFICIENT_CREDITS', `cannot take back ${-amount} credits: ${free} are free to take back`);
+  }
+
+  private tooMany(balance: number): GatewayError {
+    return new GatewayError('INVALID_FIELD', `credits: a balance above ${MAX_CREDITS} is not supported (now ${balance})`);
+  }
+
+  async forget(id: string, waitMs = 60_000): Promise<void> {
+    this.forgotten.add(id);
+    const a = this.accounts.get(id);
+    if (!a) return;
+    a.removed = true;
+    const until = Date.now() + waitMs;
+    while ((a.writing || a.inFlight > 0 || a.holds.length + a.commits.length + a.releases.length + a.doubtful.length > 0) && Date.now() < until) {
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    this.accounts.delete(id);
+  }
+
+  async remove(id: string): Promise<void> {
+    await this.db.query('credits', 'WITH h AS (DELETE FROM credit_holds WHERE instance_id = $1) DELETE FROM credits WHERE instance_id = $1', [id]);
+    this.accounts.delete(id);
+  }
+
+  /** Forgets the cached account of an instance whose rows were removed (Storage.removeInstance). */
+  dropCached(id: string): void {
+    this.accounts.delete(id);
+  }
+
+  private schedule(a: Account): void {
+    if (a.writing) return;
+    a.writing = true;
+    setImmediate(() => void this.write(a));
+  }
+
+  /** Writes one batch of an account (see the class comment). */
+  private async write(a: Account): Promise<void> {
+    const holds = a.holds.splice(0);
+    const commits = a.commits.splice(0);
+    const releases = a.releases.splice(0);
+    const doubtful = a.doubtful.splice(0);
+    const gone = [...releases, ...doubtful];
+    let failed = false;
+    try {
+      if (holds.length + commits.length + gone.length === 0) return;
+      // Releases alone need not be durable: one lost in a crash is released at the next start.
+      const lazy = holds.length + commits.length === 0;
+      const { rows } = await this.db.query<RowOut & { granted: number }>(
+        'credits',
+        'SELECT balance, spent, held, granted FROM gw_credit_batch($1, $2, $3, $4, $5)',
+        [a.id, this.session().id, commits.map((c) => c.n), gone, holds.map((h) => h.n)],
+        lazy,
+      );
+      const row = rows[0]!;
+      this.see(a, row);
+      holds.forEach((h, i) => h.resolve(i < row.granted));
+      // Each send learns the balance right after its own debit.
+      commits.forEach((c, i) => c.resolve(row.balance + (commits.length - 1 - i)));
+    } catch (err) {
+      failed = true;
+      this.logger.error({ instanceId: a.id, err: errorMessage(err) }, 'credit write failed');
+      const unavailable = err instanceof GatewayError ? err : new GatewayError('STORAGE_UNAVAILABLE', `the credit store failed (${errorMessage(err)}); nothing was sent`, { cause: err });
+      // These holds may have been stored before the answer was lost: they are given back.
+      a.doubtful.push(...holds.map((h) => h.n), ...doubtful);
+      a.releases.unshift(...releases);
+      holds.forEach((h) => h.reject(new GatewayError('STORAGE_UNAVAILABLE', `the credit reservation could not be stored (${unavailable.message}); nothing was sent`, { cause: err, retryAfter: unavailable.retryAfter ?? 2 })));
+      // The messages of these commits went out: their debits stay queued and are written once the
+      // database takes them (a debit already written is not repeated: its hold is gone).
+      a.commits.unshift(...commits.map((c) => ({ n: c.n, resolve: () => undefined, reject: () => undefined })));
+      commits.forEach((c) => c.reject(new GatewayError('STORAGE_UNAVAILABLE', 'the message was sent, but its debit could not be stored yet; do not resend it', { cause: err })));
+    } finally {
+      a.writing = false;
+      const waiting = a.holds.length + a.commits.length + a.releases.length + a.doubtful.length > 0;
+      if (waiting && !failed) this.schedule(a);
+      else if (waiting && !this.closing) setTimeout(() => this.schedule(a), 1_000).unref();
+    }
+  }
+
+  /** Writes what is queued (for at most 10 s if the database is away). */
+  async close(): Promise<void> {
+    this.closing = true;
+    const busy = (): boolean => [...this.accounts.values()].some((a) => a.writing || a.holds.length + a.commits.length + a.releases.length + a.doubtful.length > 0);
+    for (const a of this.accounts.values()) if (!a.writing && busy()) this.schedule(a);
+    const until = Date.now() + 10_000;
+    while (busy() && Date.now() < until) {
+      for (const a of this.accounts.values()) if (!a.writing && a.holds.length + a.commits.length + a.releases.length + a.doubtful.length > 0) this.schedule(a);
+      await new Promise((r) => setTimeout(r, 5));
+    }
+  }
+}

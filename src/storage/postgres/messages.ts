@@ -1,0 +1,294 @@
+import type { Logger } from 'pino';
+import type { GatewayConfig } from '../../config/schema.js';
+import { DAY_MS, type Clock } from '../../domain/clock.js';
+import { errorMessage } from '../../domain/errors.js';
+import type { TimerHandle, Timers } from '../../domain/timers.js';
+import type { MessageStatus } from '../../domain/types.js';
+import type { InboundMessage } from '../../schemas/events.js';
+import type { MediaRepository } from '../ports/media.js';
+import type { ChatPage, ChatSummary, MessageRepository, StatusChange, StoredMessage } from '../ports/messages.js';
+import type { Db } from './db.js';
+
+export interface PgMessagesOptions {
+  db: Db;
+  history: GatewayConfig['history'];
+  media: MediaRepository;
+  clock: Clock;
+  timers: Timers;
+  logger: Logger;
+}
+
+interface MessageRow {
+  body: string;
+  status: MessageStatus;
+  updated_at: number;
+  edited_text: string | null;
+  deleted: boolean;
+  reactions: Record<string, string> | null;
+  error: string | null;
+}
+
+const COLUMNS = 'body, status, updated_at, edited_text, deleted, reactions, error';
+
+/** Whether a status may follow another (never backwards; `failed` only before delivery), as SQL on `old.status` and $3. */
+const FORWARD = `(old.status <> 'failed' AND CASE WHEN $3 = 'failed' THEN old.status IN ('pending', 'sent')
+  ELSE array_position(ARRAY['pending', 'sent', 'delivered', 'read', 'played'], $3::text) > array_position(ARRAY['pending', 'sent', 'delivered', 'read', 'played'], old.status) END)`;
+
+/** A stored row with what happened to it since merged in, as the files engine answers it. */
+function merged(row: MessageRow): StoredMessage {
+  const out = { ...(JSON.parse(row.body) as StoredMessage), status: row.status, updatedAt: row.updated_at };
+  if (row.edited_text !== null) {
+    if (out.caption !== undefined && out.text === undefined) out.caption = row.edited_text;
+    else out.text = row.edited_text;
+    out.edited = true;
+  }
+  if (row.deleted) {
+    out.deleted = true;
+    delete out.text;
+    delete out.caption;
+  }
+  if (row.reactions && Object.keys(row.reactions).length > 0) out.reactions = row.reactions;
+  else delete out.reactions;
+  if (row.error !== null) out.error = row.error;
+  return out;
+}
+
+/**
+ * Messages in PostgreSQL, one row each. A new message and the eviction of the oldest of its chat
+ * past `history.maxMessagesPerChat` (with their media) are one statement; what expired past
+ * `history.days` goes when an instance is first used by this process, and in the periodic sweep.
+ * Writes the port allows to be lost in a crash go through the lazy pool (no wait for the WAL
+ * flush). Two messages stored into one chat at the same moment may leave it one over its bound
+ * until the next one (each statement trims what it sees).
+ */
+export class PgMessages implements MessageRepository {
+  private readonly pruned = new Map<string, Promise<void>>();
+  private sweepTimer: TimerHandle | null = null;
+
+  constructor(private readonly options: PgMessagesOptions) {}
+
+  get historyEnabled(): boolean {
+    return this.options.history.enabled;
+  }
+
+  private get db(): Db {
+    return this.options.db;
+  }
+
+  /** Drops what expired, once per instance and process before its first use (then by the sweep). */
+  private ready(instanceId: string): Promise<void> {
+    let p = this.pruned.get(instanceId);
+    if (!p) {
+      p = this.prune(instanceId, this.options.clock.now());
+      p.catch(() => this.pruned.delete(instanceId));
+      this.pruned.set(instanceId, p);
+    }
+    return p;
+  }
+
+  private async prune(instanceId: string, now: number): Promise<void> {
+    await this.db.query(
+      'message store',
+      `WITH gone AS (DELETE FROM messages WHERE instance_id = $1 AND ts < $2 RETURNING message_id, has_media)
+      DELETE FROM media d USING gone WHERE gone.has_media AND d.instance_id = $1 AND d.message_id = gone.message_id`,
+      [instanceId, now - this.options.history.days * DAY_MS],
+    );
+  }
+
+  /** Without history, only what the lifecycle needs is kept. */
+  private trim(m: StoredMessage): StoredMessage {
+    if (this.options.history.enabled) return m;
+    const { messageId, chatId, fromMe, sender, from, type, status, timestamp, updatedAt } = m;
+    return { messageId, chatId, fromMe, sender, from, type, status, timestamp, updatedAt };
+  }
+
+  /** Stores a message (a duplicate id is ignored) and evicts the oldest of its chat past the bound. */
+  private async insert(instanceId: string, m: StoredMessage, durable: boolean): Promise<void> {
+    await this.ready(instanceId);
+    const kept = this.trim(m);
+    await this.db.query(
+      'message store',
+      `WITH ins AS (
+        INSERT INTO messages (instance_id, message_id, chat_id, from_me, from_name, status, ts, updated_at, body, deleted, reactions, error, has_media)
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) ON CONFLICT DO NOTHING RETURNING 1),
+      old AS (SELECT message_id FROM messages WHERE instance_id = $1 AND chat_id = $3 AND EXISTS (SELECT 1 FROM ins) ORDER BY seq DESC OFFSET $14),
+      gone AS (DELETE FROM messages m USING old WHERE m.instance_id = $1 AND m.message_id = old.message_id RETURNING m.message_id, m.has_media)
+      DELETE FROM media d USING gone WHERE gone.has_media AND d.instance_id = $1 AND d.message_id = gone.message_id`,
+      [
+        instanceId,
+        kept.messageId,
+        kept.chatId,
+        kept.fromMe,
+        !kept.fromMe && kept.fromName !== undefined ? kept.fromName : null,
+        kept.status,
+        kept.timestamp,
+        kept.updatedAt,
+        JSON.stringify(kept),
+        kept.deleted === true,
+        kept.reactions ? JSON.stringify(kept.reactions) : null,
+        kept.error ?? null,
+        kept.media !== undefined,
+        // The new row is not among those the statement sees: keep one fewer of them.
+        this.options.history.maxMessagesPerChat - 1,
+      ],
+      !durable,
+    );
+  }
+
+  async recordOutgoing(instanceId: string, m: StoredMessage, durable: boolean): Promise<void> {
+    await this.insert(instanceId, m, durable);
+  }
+
+  async recordInbound(instanceId: string, m: InboundMessage, media: StoredMessage['media']): Promise<void> {
+    const stored: StoredMessage = {
+      messageId: m.messageId,
+      chatId: m.chatId,
+      fromMe: false,
+      sender: m.sender,
+      from: m.from,
+      ...(m.fromName !== undefined ? { fromName: m.fromName } : {}),
+      type: m.type,
+      status: 'delivered',
+      ...(m.text !== undefined ? { text: m.text } : {}),
+      ...(m.caption !== undefined ? { caption: m.caption } : {}),
+      ...(m.quoted ? { quoted: m.quoted } : {}),
+      ...(m.mentions ? { mentions: m.mentions } : {}),
+      ...(media ? { media } : {}),
+      ...(m.location ? { location: m.location } : {}),
+      ...(m.contacts ? { contacts: m.contacts } : {}),
+      ...(m.poll ? { poll: m.poll } : {}),
+      timestamp: Date.parse(m.timestamp),
+      updatedAt: this.options.clock.now(),
+    };
+    await this.insert(instanceId, stored, true);
+  }
+
+  async setStatus(instanceId: string, messageId: string, status: MessageStatus, error?: string, durable = true): Promise<StatusChange | null> {
+    await this.ready(instanceId);
+    const { rows } = await this.db.query<{ from_status: MessageStatus; chat_id: string }>(
+      'message store',
+      `WITH old AS (SELECT status FROM messages WHERE instance_id = $1 AND message_id = $2 FOR UPDATE)
+      UPDATE messages m SET status = $3, updated_at = $4, error = COALESCE($5, m.error) FROM old
+      WHERE m.instance_id = $1 AND m.message_id = $2 AND ${FORWARD}
+      RETURNING old.status AS from_status, m.chat_id`,
+      [instanceId, messageId, status, this.options.clock.now(), error ?? null],
+      !durable,
+    );
+    const r = rows[0];
+    return r ? { messageId, chatId: r.chat_id, from: r.from_status, to: status } : null;
+  }
+
+  async edited(instanceId: string, messageId: string, text: string): Promise<boolean> {
+    await this.ready(instanceId);
+    const r = await this.db.query('message store', 'UPDATE messages SET edited_text = $3, updated_at = $4 WHERE instance_id = $1 AND message_id = $2', [
+      instanceId,
+      messageId,
+      this.options.history.enabled ? text : '',
+      this.options.clock.now(),
+    ]);
+    return (r.rowCount ?? 0) > 0;
+  }
+
+  async deleted(instanceId: string, messageId: string): Promise<boolean> {
+    await this.ready(instanceId);
+    const r = await this.db.query('message store', 'UPDATE messages SET deleted = true, updated_at = $3 WHERE instance_id = $1 AND message_id = $2', [instanceId, messageId, this.options.clock.now()]);
+    return (r.rowCount ?? 0) > 0;
+  }
+
+  async reaction(instanceId: string, messageId: string, sender: string, emoji: string): Promise<void> {
+    await this.ready(instanceId);
+    await this.db.query(
+      'message store',
+      `UPDATE messages SET updated_at = $5, reactions = CASE WHEN $4 = '' THEN COALESCE(reactions, '{}'::jsonb) - $3::text
+        ELSE COALESCE(reactions, '{}'::jsonb) || jsonb_build_object($3::text, $4::text) END
+      WHERE instance_id = $1 AND message_id = $2`,
+      [instanceId, messageId, sender, emoji, this.options.clock.now()],
+      true,
+    );
+  }
+
+  async markRead(instanceId: string, chatId: string): Promise<void> {
+    await this.ready(instanceId);
+    await this.db.query('message store', "UPDATE messages SET status = 'read' WHERE instance_id = $1 AND chat_id = $2 AND NOT from_me AND status = 'delivered'", [instanceId, chatId], true);
+  }
+
+  async get(instanceId: string, messageId: string): Promise<StoredMessage | null> {
+    await this.ready(instanceId);
+    const { rows } = await this.db.query<MessageRow>('message store', `SELECT ${COLUMNS} FROM messages WHERE instance_id = $1 AND message_id = $2`, [instanceId, messageId]);
+    return rows[0] ? merged(rows[0]) : null;
+  }
+
+  async chatOf(instanceId: string, messageId: string): Promise<string | null> {
+    await this.ready(instanceId);
+    const { rows } = await this.db.query<{ chat_id: string }>('message store', 'SELECT chat_id FROM messages WHERE instance_id = $1 AND message_id = $2', [instanceId, messageId]);
+    return rows[0]?.chat_id ?? null;
+  }
+
+  async chats(instanceId: string): Promise<ChatSummary[]> {
+    await this.ready(instanceId);
+    const { rows } = await this.db.query<{ chat_id: string; last: number; unread: number; name: string | null }>(
+      'message store',
+      `SELECT chat_id, max(ts) AS last, (count(*) FILTER (WHERE NOT from_me AND status = 'delivered'))::integer AS unread,
+        (array_agg(from_name ORDER BY seq DESC) FILTER (WHERE from_name IS NOT NULL))[1] AS name
+      FROM messages WHERE instance_id = $1 GROUP BY chat_id ORDER BY last DESC, min(seq)`,
+      [instanceId],
+    );
+    return rows.map((r) => {
+      const isGroup = r.chat_id.endsWith('@g.us');
+      return { chatId: r.chat_id, ...(r.name !== null && !isGroup ? { name: r.name } : {}), isGroup, lastMessageAt: r.last, unread: r.unread };
+    });
+  }
+
+  async chatMessages(instanceId: string, chatId: string, limit: number, before?: string): Promise<ChatPage | null> {
+    await this.ready(instanceId);
+    let below = Number.MAX_SAFE_INTEGER;
+    if (before !== undefined) {
+      const { rows } = await this.db.query<{ seq: number }>('message store', 'SELECT seq FROM messages WHERE instance_id = $1 AND message_id = $2 AND chat_id = $3', [instanceId, before, chatId]);
+      if (!rows[0]) return (await this.chatExists(instanceId, chatId)) ? { messages: [], nextBefore: null } : null;
+      below = rows[0].seq;
+    }
+    const { rows } = await this.db.query<MessageRow & { message_id: string }>(
+      'message store',
+      `SELECT message_id, ${COLUMNS} FROM messages WHERE instance_id = $1 AND chat_id = $2 AND seq < $3 ORDER BY seq DESC LIMIT $4`,
+      [instanceId, chatId, below, limit + 1],
+    );
+    if (rows.length === 0 && before === undefined && !(await this.chatExists(instanceId, chatId))) return null;
+    const page = rows.slice(0, Math.max(0, limit));
+    const more = rows.length > page.length;
+    return { messages: page.map(merged), nextBefore: more && page.length > 0 ? page[page.length - 1]!.message_id : null };
+  }
+
+  private async chatExists(instanceId: string, chatId: string): Promise<boolean> {
+    const { rows } = await this.db.query('message store', 'SELECT 1 FROM messages WHERE instance_id = $1 AND chat_id = $2 LIMIT 1', [instanceId, chatId]);
+    return rows.length > 0;
+  }
+
+  /** Every 6 hours: what expired, of every instance this process used, and expired media. */
+  start(): void {
+    const sweep = (): void => {
+      const now = this.options.clock.now();
+      void (async () => {
+        for (const id of this.pruned.keys()) await this.prune(id, now);
+        await this.options.media.sweep(now);
+      })().catch((err: unknown) => this.options.logger.error({ err: errorMessage(err) }, 'history sweep failed'));
+      this.sweepTimer = this.options.timers.after(DAY_MS / 4, sweep);
+    };
+    this.sweepTimer = this.options.timers.after(DAY_MS / 4, sweep);
+  }
+
+  async stop(): Promise<void> {
+    this.sweepTimer?.cancel();
+    this.sweepTimer = null;
+  }
+
+  async removeInstance(instanceId: string): Promise<void> {
+    this.pruned.delete(instanceId);
+    await this.db.query('message store', 'DELETE FROM messages WHERE instance_id = $1', [instanceId]);
+    await this.options.media.removeInstance(instanceId);
+  }
+
+  /** The instance was removed by other means (Storage.removeInstance): forget that it was pruned. */
+  forget(instanceId: string): void {
+    this.pruned.delete(instanceId);
+  }
+}

@@ -1,0 +1,18 @@
+import { sql as core } from './001-core.js';
+import { sql as flows } from './002-flows.js';
+
+export interface Migration {
+  /** Applied in this order, each once; never renumbered or edited once released. */
+  readonly version: number;
+  readonly name: string;
+  readonly sql: string;
+}
+
+/**
+ * Every schema version, oldest first. A port added later (webhook outbox, flow state and
+ * handovers, panel sessions, node leases) adds its tables as the next migration file here.
+ */
+export const MIGRATIONS: readonly Migration[] = [
+  { version: 1, name: 'core', sql: core },
+  { version: 2, name: 'flows', sql: flows },
+];
