@@ -103,6 +103,32 @@ export const ConfigSchema = Type.Object(
     flows: section({ handoverTimeoutMinutes: int(1, 60, 'Minutes a handover mutes the bot unless released earlier.') }, 'Chatbot flows.'),
     metrics: section({ mode: Type.Enum(['off', 'local', 'public'], { default: 'local', description: 'Who may read /metrics.' }) }, 'Prometheus metrics.'),
     events: section({ maxClientsPerInstance: int(1, 10, 'Live event (SSE) clients per instance.', 1000) }, 'Live events.'),
+    storage: section(
+      {
+        postgres: section(
+          {
+            url: Type.Union([Type.String({ pattern: '^postgres(ql)?://', maxLength: 2048 }), Type.Null()], {
+              default: null,
+              description: 'postgres://user:password@host:port/database: every durable thing goes there, and every daemon using the same database is one gateway (env GATEWAY_DATABASE_URL). null: the files in this data dir.',
+            }),
+          },
+          'PostgreSQL (several hosts).',
+        ),
+      },
+      'Where the gateway keeps its state.',
+    ),
+    cluster: section(
+      {
+        nodeId: Type.Union([Type.String({ pattern: '^[A-Za-z0-9._:-]{1,100}$' }), Type.Null()], { default: null, description: 'This node (default hostname:port).' }),
+        advertiseUrl: Type.Union([Type.String({ pattern: '^https?://', maxLength: 2048 }), Type.Null()], { default: null, description: 'How the other nodes reach this one (default http://HOST:PORT).' }),
+        secret: Type.Union([Type.String({ minLength: 16, maxLength: 200 }), Type.Null()], {
+          default: null,
+          description: 'The cluster secret: node-to-node calls carry it (env GATEWAY_CLUSTER_SECRET); written by `gateway init --database`.',
+        }),
+        leaseTtlMs: int(3_000, 15_000, 'How long an instance stays with a node that stopped renewing; its instances move within this.', 600_000),
+      },
+      'Several hosts: this node of the gateway.',
+    ),
     panel: section(
       {
         enabled: bool(true, 'Serve the web panel at /panel/.'),

@@ -181,6 +181,21 @@ export class ConnectionManager {
     }
   }
 
+  /**
+   * The instance moves to another node: its connection is stopped (credentials kept and flushed)
+   * and forgotten here. Resolves once the socket is closed.
+   */
+  async release(id: string): Promise<void> {
+    const entry = this.entries.get(id) ?? (await this.opening.get(id)?.catch(() => undefined));
+    if (!entry) return;
+    this.entries.delete(id);
+    try {
+      await entry.connection.stop();
+    } catch (err) {
+      this.options.logger.warn({ err, instanceId: id }, 'stopping a connection that moves to another node failed');
+    }
+  }
+
   /** Shutdown: close every connection, keep credentials. */
   async stopAll(): Promise<void> {
     await Promise.allSettled([...this.entries.values()].map((e) => e.connection.stop()));

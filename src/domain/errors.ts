@@ -41,6 +41,8 @@ export const ERROR_TABLE = {
   /** The disk refused a write (full, read-only, I/O error): nothing was sent or changed. */
   STORAGE_UNAVAILABLE: { status: 503, exit: 3, expose: true },
   CONNECTION_NOT_READY: { status: 503, exit: 1, expose: true },
+  /** The instance is moving to another node (several hosts): retry after Retry-After; nothing was sent or charged. */
+  INSTANCE_MOVING: { status: 503, exit: 1, expose: true },
   /**
    * The message was sent (its messageId is in the error body) but its debit or record could not be
    * stored yet (a full disk): do not send it again. The debit is written once the disk takes it.

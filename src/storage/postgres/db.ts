@@ -12,6 +12,8 @@ const types = {
 
 export interface DbOptions {
   url: string;
+  /** This node's id (several hosts): its writes are fenced by the instances' leases (migration 003). */
+  nodeId?: string;
   /** Connections for durable writes and reads. */
   poolSize?: number;
   /** Connections for writes that may be lost in a crash (`synchronous_commit = off`). */
@@ -20,6 +22,12 @@ export interface DbOptions {
 }
 
 export type Params = readonly unknown[];
+
+/** A node id as a connection option value: `-c` values end at a space, so ids have none. */
+function nodeOption(id: string): string {
+  if (!/^[A-Za-z0-9._:-]{1,100}$/.test(id)) throw new Error(`cluster.nodeId: letters, digits, ".", "_", ":" and "-" only (got ${JSON.stringify(id.slice(0, 100))})`);
+  return id;
+}
 
 /**
  * The engine's connections: a pool for durable work, and a smaller one whose sessions run with
@@ -34,8 +42,10 @@ export class Db {
 
   constructor(readonly options: DbOptions) {
     const base = { connectionString: options.url, types, connectionTimeoutMillis: 10_000, keepAlive: true, application_name: 'wa-gateway' };
-    this.pool = new pg.Pool({ ...base, max: options.poolSize ?? 10 });
-    this.lazy = new pg.Pool({ ...base, max: options.lazyPoolSize ?? 4, options: '-c synchronous_commit=off' });
+    // A node's id is a setting of each of its connections: the fencing trigger reads it.
+    const node = options.nodeId ? ` -c gw.node=${nodeOption(options.nodeId)}` : '';
+    this.pool = new pg.Pool({ ...base, max: options.poolSize ?? 10, ...(node ? { options: node.trim() } : {}) });
+    this.lazy = new pg.Pool({ ...base, max: options.lazyPoolSize ?? 4, options: `-c synchronous_commit=off${node}` });
     for (const p of [this.pool, this.lazy]) {
       p.on('error', (err) => options.logger.warn({ err: err.message }, 'an idle database connection failed; the pool opens a new one when needed'));
       // A connection that ends under a checked-out client emits 'error' where the pool listens only

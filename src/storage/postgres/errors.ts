@@ -32,6 +32,10 @@ export function isUnavailable(err: unknown): boolean {
  */
 export function pgError(err: unknown, what: string): unknown {
   if (err instanceof GatewayError) return err;
+  // The fencing trigger (migration 003): this node no longer holds the instance's lease.
+  if ((err as { code?: unknown } | null)?.code === 'GW001') {
+    return new GatewayError('INSTANCE_MOVING', `${what}: this node no longer holds the instance (it is moving to another node); nothing was changed, retry`, { cause: err, retryAfter: RETRY_AFTER_S });
+  }
   if (!isUnavailable(err)) return err;
   const why = (err as { code?: unknown }).code ?? (err as Error).message;
   return new GatewayError('STORAGE_UNAVAILABLE', `${what}: the database is unavailable (${String(why)}); nothing was changed, retry later`, { cause: err, retryAfter: RETRY_AFTER_S });

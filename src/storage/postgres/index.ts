@@ -25,6 +25,18 @@ export interface PostgresStorageOptions {
   /** Connections for durable work (default 10) and for writes that may be lost in a crash (default 4). */
   poolSize?: number;
   lazyPoolSize?: number;
+  /** This node's id (several hosts): its connections carry it, so its writes are fenced by leases. */
+  nodeId?: string;
+}
+
+/** The PostgreSQL engine, with what the cluster code builds on. */
+export interface PostgresStorage extends Storage {
+  readonly db: Db;
+  readonly session: Session;
+  /** Other processes' changes of the gateway record and of leases. */
+  onShared(listener: (kind: 'gateway' | 'leases', id: string) => void): () => void;
+  /** A reconnect may have missed changes. */
+  onResync(listener: () => void): () => void;
 }
 
 /** Holds of processes that died are looked for this often (and at start-up). */
@@ -42,9 +54,11 @@ const STALE_HOLDS_EVERY_MS = 60_000;
  * CPU per send. The database dominates either way; pg also gives a plain LISTEN client and pool
  * `error` events that we log instead of crashing.
  */
-export async function openPostgresStorage(options: PostgresStorageOptions): Promise<Storage> {
+export async function openPostgresStorage(options: PostgresStorageOptions): Promise<PostgresStorage> {
   const { url, config, clock, timers, logger } = options;
-  const db = new Db({ url, logger, ...(options.poolSize ? { poolSize: options.poolSize } : {}), ...(options.lazyPoolSize ? { lazyPoolSize: options.lazyPoolSize } : {}) });
+  const shared = new Set<(kind: 'gateway' | 'leases', id: string) => void>();
+  const resyncs = new Set<() => void>();
+  const db = new Db({ url, logger, ...(options.nodeId ? { nodeId: options.nodeId } : {}), ...(options.poolSize ? { poolSize: options.poolSize } : {}), ...(options.lazyPoolSize ? { lazyPoolSize: options.lazyPoolSize } : {}) });
   let session: Session | null = null;
   try {
     const client = await db.pool.connect().catch((err: unknown) => {
@@ -62,9 +76,12 @@ export async function openPostgresStorage(options: PostgresStorageOptions): Prom
     const credits: PgCredits = new PgCredits(db, () => session!, logger);
     session = await Session.start(url, logger, {
       changed(kind, id) {
-        void (kind === 'instances' ? instances.changed(id) : credits.changed(id));
+        if (kind === 'instances') void instances.changed(id);
+        else if (kind === 'credits') void credits.changed(id);
+        else for (const l of shared) l(kind, id);
       },
       resync() {
+        for (const l of resyncs) l();
         void instances.resync();
         void credits.reloadAll().catch((err: unknown) => logger.warn({ err: errorMessage(err) }, 'could not re-read the credits after a reconnect'));
       },
@@ -84,6 +101,16 @@ export async function openPostgresStorage(options: PostgresStorageOptions): Prom
     const liveSession = session;
     return {
       engine: 'postgres',
+      db,
+      session: liveSession,
+      onShared(listener) {
+        shared.add(listener);
+        return () => shared.delete(listener);
+      },
+      onResync(listener) {
+        resyncs.add(listener);
+        return () => resyncs.delete(listener);
+      },
       instances,
       credits,
       messages,

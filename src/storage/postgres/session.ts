@@ -7,8 +7,8 @@ import { LOCK_NAMESPACE } from './migrate.js';
 export const CHANGES = 'gw_changes';
 const SESSION_LOCK = LOCK_NAMESPACE + 1;
 
-export type ChangeKind = 'instances' | 'credits';
-const KIND_CODE: Record<ChangeKind, string> = { instances: 'i', credits: 'c' };
+export type ChangeKind = 'instances' | 'credits' | 'gateway' | 'leases';
+const KIND_CODE: Record<ChangeKind, string> = { instances: 'i', credits: 'c', gateway: 'g', leases: 'l' };
 
 export interface SessionHandlers {
   /** Another process changed this instance's row of `kind`. */
