@@ -13,6 +13,7 @@ import type { InstanceRepository } from '../storage/ports/instances.js';
 import type { MediaRepository } from '../storage/ports/media.js';
 import type { MessageRepository } from '../storage/ports/messages.js';
 import type { StorePaths } from '../storage/files/paths.js';
+import type { Storage } from '../storage/storage.js';
 
 /**
  * Whether this process is the daemon (connections open, deliveries running) or a CLI command
@@ -54,4 +55,6 @@ export interface Core {
   readonly media: MediaRepository;
   /** Where connection reports and sends become stored facts and events. */
   readonly hub: MessageHub;
+  /** Every port of the storage engine (the webhook outbox is read from here). */
+  readonly storage: Storage;
 }

@@ -160,6 +160,7 @@ export async function createDaemon(parts: DaemonParts): Promise<Daemon> {
     messages,
     media,
     hub,
+    storage,
   };
 
   // ---- features -----------------------------------------------------------------------------

@@ -2,6 +2,7 @@ import type { CreditRepository } from './ports/credits.js';
 import type { InstanceRepository } from './ports/instances.js';
 import type { MediaRepository } from './ports/media.js';
 import type { MessageRepository } from './ports/messages.js';
+import type { OutboxStore } from './ports/outbox.js';
 
 /** Which engine holds the gateway's durable state. */
 export type StorageEngine = 'files' | 'postgres';
@@ -17,6 +18,8 @@ export interface Storage {
   readonly credits: CreditRepository;
   readonly messages: MessageRepository;
   readonly media: MediaRepository;
+  /** The webhook outbox: deliveries and what became of them. */
+  readonly outbox: OutboxStore;
   /** Writes what is queued and closes (the daemon stops). */
   close(): Promise<void>;
 }

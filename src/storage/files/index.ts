@@ -9,6 +9,7 @@ import { CreditStore } from './credits.js';
 import { InstanceStore } from './instances.js';
 import { MediaFiles } from './media.js';
 import { MessageStore } from './messages/store.js';
+import { FileOutboxStore } from './outbox/store.js';
 import { storePaths } from './paths.js';
 
 export interface FileStorageOptions {
@@ -35,13 +36,17 @@ export async function openFileStorage(options: FileStorageOptions): Promise<Stor
   await credits.open(instances.list().map((r) => r.id));
   const media = new MediaFiles(paths.mediaDir, { keepMs: config.media.keepDays * DAY_MS, maxBytesPerInstance: config.media.maxStoreBytes });
   const messages = new MessageStore({ root: paths.messagesDir, history: config.history, media, clock, timers, logger });
+  const outbox = new FileOutboxStore({ dataDir, logger: logger.child({ part: 'webhooks' }), instanceExists: (id) => instances.get(id) !== undefined });
+  await outbox.load();
   return {
     engine: 'files',
     instances,
     credits,
     messages,
     media,
+    outbox,
     async close() {
+      await outbox.close();
       await messages.stop();
       await credits.close();
     },
