@@ -118,7 +118,8 @@ export class Outbox {
    */
   async append(event: GatewayEvent): Promise<DeliveryRecord> {
     const q = this.queueFor(event.instanceId);
-    const record = newDeliveryRecord(event, newDeliveryId(this.options.clock.now()), q.lastSeq + 1, this.options.clock.now());
+    const now = this.options.clock.now();
+    const record = newDeliveryRecord(event, newDeliveryId(now), q.lastSeq + 1, now);
     const d = this.pendingOf(stateOf(record), this.options.monotonic());
     d.durable = false;
     q.add(d);
@@ -154,12 +155,13 @@ export class Outbox {
     applyPatch(d.state, patch);
     if (patch.status !== 'pending') {
       q.remove(d);
-      const written = this.store.saveOutcome(q.instanceId, patchOf(d.state), { durable: true });
+      // The store copies the patch's fields (no copy of our own on the hot path).
+      const written = this.store.saveOutcome(q.instanceId, patch, { durable: true });
       this.pruneHistory(q);
       return written;
     }
     d.dueAt = dueAt;
-    const written = this.store.saveOutcome(q.instanceId, patchOf(d.state), { durable: false });
+    const written = this.store.saveOutcome(q.instanceId, patch, { durable: false });
     // The bound may have been left exceeded while this one was in flight (not droppable).
     this.enforceBound(q);
     return written;

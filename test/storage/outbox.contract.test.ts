@@ -242,10 +242,10 @@ engineTest('outbox: after kill -9 under traffic every acknowledged append is the
   const first = await at.open();
   const ID = await newInstance(first);
   await first.close();
-  const run = await crashRun<Ack>(at, 'outbox-appends', { instanceId: ID, chats: 6, bodyBytes: 700, finishBehind: 60 }, (acks) => acks.length >= 2_400);
+  const run = await crashRun<Ack>(at, 'outbox-appends', { instanceId: ID, chats: 6, bodyBytes: 700, finishBehind: 60 }, (acks) => acks.filter((a) => 'chat' in a).length >= 2_000);
   const appended = run.acks.filter((a): a is Extract<Ack, { chat: number }> => 'chat' in a);
   const finishing = new Set(run.acks.flatMap((a) => ('finished' in a ? [a.finished] : [])));
-  t.true(appended.length >= 1_200, run.stderr);
+  t.true(appended.length >= 2_000, run.stderr);
   if (at.engine === 'files') {
     // The journal was compacted while the traffic ran (it holds far less than what was appended).
     const size = (await stat(join(at.address, 'outbox', ID, 'outbox.jsonl'))).size;
