@@ -31,6 +31,8 @@ export interface Feature {
   start?(): Promise<void> | void;
   /** Removes what it keeps for an instance that is being deleted (already out of service). */
   removeInstance?(instanceId: string): Promise<void>;
+  /** The daemon listens now (on this address): what needs the real port starts here. */
+  listening?(address: { host: string; port: number }): Promise<void> | void;
   /** Ends long-lived answers (live event streams) so HTTP can drain. */
   closeStreams?(): void;
   /** Shutdown, after HTTP stopped and connections closed, in reverse start order. */

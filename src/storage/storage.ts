@@ -4,6 +4,7 @@ import type { FlowRepository } from './ports/flows.js';
 import type { InstanceRepository } from './ports/instances.js';
 import type { MediaRepository } from './ports/media.js';
 import type { MessageRepository } from './ports/messages.js';
+import type { OutboxStore } from './ports/outbox.js';
 
 /** Which engine holds the gateway's durable state. */
 export type StorageEngine = 'files' | 'postgres';
@@ -28,6 +29,8 @@ export interface Storage {
    * interrupted); true when there was something to remove.
    */
   removeInstance(instanceId: string): Promise<boolean>;
+  /** The webhook outbox: deliveries and what became of them. */
+  readonly outbox: OutboxStore;
   /** Writes what is queued and closes (the daemon stops). */
   close(): Promise<void>;
 }

@@ -7,23 +7,25 @@ import { errorMessage } from '../domain/errors.js';
 import type { MetricsSink } from '../domain/metrics-sink.js';
 import type { InstanceRecord } from '../schemas/instance.js';
 import type { EventConsumer, GatewayEvent } from '../events/types.js';
-import { retryDelay } from './backoff.js';
-import type { DeliveryRecord } from './delivery-record.js';
+import type { DeliveryPatch, DeliveryRecord, OutboxStore } from '../storage/ports/outbox.js';
+import { JITTER_FRACTION, retryDelay } from './backoff.js';
+import { instanceShare, pickFair, type DueHeads } from './fair-share.js';
 import { guardedLookup } from './guarded-lookup.js';
 import { postWebhook, type PostResult } from './http-post.js';
 import type { InstanceQueue, PendingDelivery } from './instance-queue.js';
 import { Outbox } from './outbox.js';
-import type { WriteGuard } from '../fs/write-guard.js';
 import { webhookHeaders } from './signing.js';
 import { checkWebhookUrl, type Resolver } from './target-policy.js';
 import type { TimerHandle, Timers } from '../domain/timers.js';
 
 export interface DelivererOptions {
-  dataDir: string;
-  guard: WriteGuard;
+  store: OutboxStore;
   settings: GatewayConfig['webhooks'];
   instances: { get(id: string): InstanceRecord | undefined };
+  /** Wall-clock time: what deliveries store and show, the webhook-timestamp header. */
   clock: Clock;
+  /** Time that never steps back: when retries are due (see OutboxOptions.monotonic). */
+  monotonic: () => number;
   timers: Timers;
   random: () => number;
   resolver: Resolver;
@@ -32,8 +34,6 @@ export interface DelivererOptions {
   userAgent: string;
   /** How long stop() lets attempts in flight finish before aborting them. */
   stopGraceMs: number;
-  /** See OutboxOptions.compactMinBytes. */
-  compactMinBytes?: number;
 }
 
 /** Where a delivery goes, for logs: scheme, host and port only (a path or query may carry a token). */
@@ -48,7 +48,8 @@ function origin(url: string): string {
 /**
  * The webhook outbox consumer and its delivery loop. `handle` (critical on the event bus) stores
  * each subscribed event before it resolves; the loop attempts lane heads that are due, at most
- * `webhooks.concurrency` at once, and schedules retries on `webhooks.retryDelaysMs` with jitter.
+ * `webhooks.concurrency` at once and each instance up to its fair share (fair-share.ts), and
+ * schedules retries on `webhooks.retryDelaysMs` with jitter, on the monotonic clock.
  */
 export class WebhookDeliverer implements EventConsumer {
   readonly name = 'webhook-outbox';
@@ -68,14 +69,14 @@ export class WebhookDeliverer implements EventConsumer {
   constructor(private readonly options: DelivererOptions) {
     this.lookup = guardedLookup(options.resolver, options.settings.allowPrivateTargets);
     this.outbox = new Outbox({
-      dataDir: options.dataDir,
-      guard: options.guard,
+      store: options.store,
       maxPendingPerInstance: options.settings.maxPendingPerInstance,
       historyPerInstance: options.settings.historyPerInstance,
       clock: options.clock,
+      monotonic: options.monotonic,
+      maxRetryDelayMs: Math.ceil(Math.max(0, ...options.settings.retryDelaysMs) * (1 + JITTER_FRACTION)),
       logger: options.logger,
       instanceExists: (id) => options.instances.get(id) !== undefined,
-      ...(options.compactMinBytes !== undefined ? { compactMinBytes: options.compactMinBytes } : {}),
     });
   }
 
@@ -90,7 +91,8 @@ export class WebhookDeliverer implements EventConsumer {
 
   /**
    * Queues a `webhook.test` event for the instance's webhook, whatever its events filter (it was
-   * asked for); it is stored, signed, retried and listed like any delivery. Null without a webhook.
+   * asked for); it is stored, signed, retried and listed like any delivery, in a lane of its own
+   * and before the instance's other due deliveries. Null without a webhook.
    */
   async test(instanceId: string): Promise<DeliveryRecord | null> {
     if (!this.options.instances.get(instanceId)?.webhook) return null;
@@ -110,8 +112,23 @@ export class WebhookDeliverer implements EventConsumer {
     return result;
   }
 
+  /**
+   * The instance's webhook URL changed: what is pending goes to the new one now, not after the
+   * backoff the old one earned (issue 21: a fixed receiver waited 73 s for it).
+   */
+  retarget(instanceId: string): void {
+    const moved = this.outbox.retarget(instanceId);
+    if (moved > 0) this.options.logger.info({ instanceId, deliveries: moved }, 'webhook URL changed: pending deliveries are due now');
+    this.kick();
+  }
+
   pendingCount(): number {
     return this.outbox.pendingCount();
+  }
+
+  /** Loads the pending deliveries the store holds (at start). */
+  load(): Promise<void> {
+    return this.outbox.load();
   }
 
   start(): void {
@@ -134,8 +151,8 @@ export class WebhookDeliverer implements EventConsumer {
       for (const d of this.inFlight) d.abort?.abort();
       await Promise.allSettled([...this.running]);
     }
+    // The store is closed with the rest of the storage, after every feature stopped.
     await Promise.allSettled([...this.writes]);
-    await this.outbox.close();
     this.agents.http.destroy();
     this.agents.https.destroy();
   }
@@ -150,34 +167,48 @@ export class WebhookDeliverer implements EventConsumer {
     });
   }
 
-  /** Starts every due lane head a free slot allows, and arms one timer for the next due one. */
+  /** Turns of the scheduler, to go round the instances when they tie (see pickFair). */
+  private turn = 0;
+
+  /**
+   * Starts the due lane heads the free slots allow, each instance up to its fair share, and arms
+   * one timer for the next due one. Due times are on the monotonic clock.
+   */
   private pump(): void {
     if (this.stopped) return;
-    const now = this.options.clock.now();
-    const ready: Array<[InstanceQueue, PendingDelivery]> = [];
+    const now = this.options.monotonic();
+    const candidates: DueHeads[] = [];
+    let active = 0;
     let earliest = Number.POSITIVE_INFINITY;
     for (const q of this.outbox.all()) {
+      let due: PendingDelivery[] | null = null;
       for (const d of q.heads()) {
         if (!d.durable || d.inFlight) continue;
-        if (d.nextAttemptAt <= now) ready.push([q, d]);
-        else earliest = Math.min(earliest, d.nextAttemptAt);
+        if (d.dueAt <= now) (due ??= []).push(d);
+        else if (d.dueAt < earliest) earliest = d.dueAt;
       }
+      if (due) candidates.push({ queue: q, due });
+      if (due || q.inFlight > 0) active += 1;
     }
-    ready.sort((a, b) => a[1].nextAttemptAt - b[1].nextAttemptAt || a[1].seq - b[1].seq);
-    const free = Math.max(0, this.options.settings.concurrency - this.inFlight.size);
-    for (const [q, d] of ready.slice(0, free)) this.startAttempt(q, d);
+    const { concurrency } = this.options.settings;
+    const free = concurrency - this.inFlight.size;
+    if (candidates.length > 0 && free > 0) {
+      for (const [q, d] of pickFair(candidates, free, instanceShare(concurrency, active), this.turn++)) this.startAttempt(q, d);
+    }
     this.wake?.cancel();
     this.wake = Number.isFinite(earliest) ? this.options.timers.after(earliest - now, () => this.kick()) : null;
   }
 
   private startAttempt(q: InstanceQueue, d: PendingDelivery): void {
     d.inFlight = true;
+    q.inFlight += 1;
     this.inFlight.add(d);
     const run = this.attempt(q, d)
       .catch((err: unknown) => this.options.logger.error({ err, instanceId: q.instanceId, deliveryId: d.id }, 'webhook attempt crashed'))
       .finally(() => {
         d.inFlight = false;
         d.abort = null;
+        q.inFlight -= 1;
         this.inFlight.delete(d);
         this.running.delete(run);
         this.kick();
@@ -189,87 +220,98 @@ export class WebhookDeliverer implements EventConsumer {
     const { logger, settings, clock } = this.options;
     const instance = this.options.instances.get(q.instanceId);
     if (!instance) {
-      void this.outbox.forget(q.instanceId);
+      this.outbox.forget(q.instanceId);
       return;
     }
-    let record: DeliveryRecord | null;
+    let event: GatewayEvent | null;
     try {
-      record = await this.outbox.read(q.instanceId, d.id);
+      event = await this.outbox.readEvent(q, d);
     } catch (err) {
       // Not lost (still pending): tried again in a while, not in a tight loop.
       logger.error({ instanceId: q.instanceId, deliveryId: d.id, error: errorMessage(err) }, 'could not read a webhook delivery; trying again in 10 s');
-      d.nextAttemptAt = clock.now() + 10_000;
+      d.dueAt = this.options.monotonic() + 10_000;
       return;
     }
-    if (record?.status !== 'pending') {
-      // Gone (instance deleted) or no longer pending: nothing to send.
+    if (!event || q.pending.get(d.id) !== d) {
+      // Gone (instance deleted, dropped past the bound) or no longer pending: nothing to send.
       q.remove(d);
       return;
     }
     const startedAt = clock.now();
     const target = instance.webhook ? origin(instance.webhook.url) : null;
-    const result = await this.send(instance, record, startedAt, d);
+    const result = await this.send(instance, d.id, event, startedAt, d);
     if (!result.ok && result.aborted) return;
     if (!this.options.instances.get(q.instanceId)) return;
 
     const endedAt = clock.now();
-    const next: DeliveryRecord = {
-      ...record,
-      attempts: record.attempts + 1,
+    const state = d.state;
+    const next: DeliveryPatch = {
+      id: d.id,
+      seq: state.seq,
+      status: 'pending',
+      attempts: state.attempts + 1,
       lastAttemptAt: new Date(startedAt).toISOString(),
       lastStatus: result.status,
       lastError: result.ok ? null : result.error,
+      nextAttemptAt: null,
+      deliveredAt: state.deliveredAt,
+      finishedAt: null,
+      redeliveries: state.redeliveries,
     };
+    let dueAt = 0;
     const metrics = this.options.metrics;
-    const log = { instanceId: q.instanceId, deliveryId: record.id, type: record.type, attempt: next.attempts, target, status: result.status };
+    const log = { instanceId: q.instanceId, deliveryId: d.id, type: state.type, attempt: next.attempts, target, status: result.status };
     if (result.ok) {
-      Object.assign(next, { status: 'delivered', deliveredAt: new Date(endedAt).toISOString(), finishedAt: new Date(endedAt).toISOString(), nextAttemptAt: null });
+      Object.assign(next, { status: 'delivered', deliveredAt: new Date(endedAt).toISOString(), finishedAt: new Date(endedAt).toISOString() });
       metrics.webhookDelivery('delivered');
       logger.debug(log, 'webhook delivered');
     } else {
+      // The receiver's answer stays in the delivery (shown to the instance); the log gets its size.
+      const why = { ...log, error: result.logError, ...(result.bodyBytes !== null ? { bodyBytes: result.bodyBytes } : {}) };
       const delay = retryDelay(next.attempts, settings.retryDelaysMs, this.options.random);
       if (delay === null) {
-        Object.assign(next, { status: 'failed', finishedAt: new Date(endedAt).toISOString(), nextAttemptAt: null });
+        Object.assign(next, { status: 'failed', finishedAt: new Date(endedAt).toISOString() });
         metrics.webhookDelivery('failed');
-        logger.error({ ...log, error: result.error }, 'webhook delivery failed after its last attempt');
+        logger.error(why, 'webhook delivery failed after its last attempt');
       } else {
         next.nextAttemptAt = new Date(endedAt + delay).toISOString();
+        dueAt = this.options.monotonic() + delay;
         metrics.webhookDelivery('retry');
-        logger.warn({ ...log, error: result.error, retryInMs: delay }, 'webhook attempt failed; will retry');
+        logger.warn({ ...why, retryInMs: delay }, 'webhook attempt failed; will retry');
       }
     }
     if (next.status !== 'pending') {
-      // Finished: the queue moves on now and the record is written behind it (see Outbox.save).
-      const writing = this.outbox.save(q, d, next).catch((err: unknown) => {
-        logger.error({ instanceId: q.instanceId, deliveryId: record.id, error: errorMessage(err) }, 'could not record a webhook attempt');
+      // Finished: the queue moves on now and the outcome is written behind it (see Outbox.save).
+      const writing = this.outbox.save(q, d, next, dueAt).catch((err: unknown) => {
+        logger.error({ instanceId: q.instanceId, deliveryId: d.id, error: errorMessage(err) }, 'could not record a webhook attempt');
       });
       this.writes.add(writing);
       void writing.finally(() => this.writes.delete(writing));
-      if (this.writes.size > 512) await writing; // back-pressure when the disk falls behind
+      if (this.writes.size > 512) await writing; // back-pressure when the store falls behind
       return;
     }
     try {
-      await this.outbox.save(q, d, next);
+      await this.outbox.save(q, d, next, dueAt);
     } catch (err) {
-      // Keep going from memory; the journal keeps the previous state, so a restart retries it.
-      logger.error({ instanceId: q.instanceId, deliveryId: record.id, error: errorMessage(err) }, 'could not record a webhook attempt');
-      if (next.status === 'pending') d.nextAttemptAt = Date.parse(next.nextAttemptAt ?? '') || endedAt;
-      else q.remove(d);
+      // Keep going from memory (the state and due time are set); the store keeps the previous
+      // state, so a restart retries it.
+      logger.error({ instanceId: q.instanceId, deliveryId: d.id, error: errorMessage(err) }, 'could not record a webhook attempt');
     }
   }
 
   /** One attempt: the SSRF policy again (DNS may have changed), then the signed POST. */
-  private async send(instance: InstanceRecord, record: DeliveryRecord, now: number, d: PendingDelivery): Promise<PostResult> {
+  private async send(instance: InstanceRecord, id: string, event: GatewayEvent, now: number, d: PendingDelivery): Promise<PostResult> {
     const { settings } = this.options;
     const webhook = instance.webhook;
-    if (!webhook) return { ok: false, status: null, error: 'the instance has no webhook URL now', aborted: false };
+    if (!webhook) return { ok: false, status: null, error: 'the instance has no webhook URL now', logError: 'the instance has no webhook URL now', bodyBytes: null, aborted: false };
     try {
       await checkWebhookUrl(webhook.url, settings.allowPrivateTargets, this.options.resolver);
     } catch (err) {
-      return { ok: false, status: null, error: `refused by the webhook target policy: ${errorMessage(err)}`, aborted: false };
+      const error = `refused by the webhook target policy: ${errorMessage(err)}`;
+      return { ok: false, status: null, error, logError: error, bodyBytes: null, aborted: false };
     }
-    const body = JSON.stringify({ type: record.event.type, timestamp: record.event.timestamp, instanceId: record.event.instanceId, data: record.event.data });
-    const headers = webhookHeaders({ id: record.id, timestampSeconds: Math.floor(now / 1000), body, secret: webhook.secret, userAgent: this.options.userAgent });
+    const body = JSON.stringify({ type: event.type, timestamp: event.timestamp, instanceId: event.instanceId, data: event.data });
+    const headers = webhookHeaders({ id, timestampSeconds: Math.floor(now / 1000), body, secret: webhook.secret, userAgent: this.options.userAgent });
     const abort = new AbortController();
     d.abort = abort;
     const result = await postWebhook({
@@ -282,7 +324,10 @@ export class WebhookDeliverer implements EventConsumer {
       signal: abort.signal,
     });
     // A path or query may carry a token: errors name the origin only.
-    if (!result.ok) result.error = result.error.split(webhook.url).join(origin(webhook.url));
+    if (!result.ok) {
+      result.error = result.error.split(webhook.url).join(origin(webhook.url));
+      result.logError = result.logError.split(webhook.url).join(origin(webhook.url));
+    }
     return result;
   }
 }

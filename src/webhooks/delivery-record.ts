@@ -1,85 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import Type, { type Static } from 'typebox';
 import type { WebhookEventType } from '../domain/types.js';
 import type { GatewayEvent } from '../events/types.js';
-import { matches } from '../schemas/check.js';
-import { closed } from '../schemas/common.js';
-import { EventTypeSchema } from '../schemas/instance.js';
-import { DeliveryStatusSchema } from '../schemas/webhook.js';
+import type { DeliveryRecord, DeliveryState } from '../storage/ports/outbox.js';
 
-export type DeliveryStatus = Static<typeof DeliveryStatusSchema>;
-
-/** Delivery ids are the `webhook-id` header and once were file names: checked before use. */
-export const DELIVERY_ID_PATTERN = /^msg_[0-9a-z]{8,40}$/;
-
-const NullableString = Type.Union([Type.String(), Type.Null()]);
-
-/**
- * What changes about a delivery after it is stored: its place in the queue and the outcome of its
- * attempts. A `s` line of the outbox journal carries these (and the id).
- */
-const DeliveryStateFields = {
-  /** Queue position within the instance, increasing; a redelivery gets a new one (goes to the back). */
-  seq: Type.Integer({ minimum: 0 }),
-  status: DeliveryStatusSchema,
-  /** Attempts since it was (re)queued. */
-  attempts: Type.Integer({ minimum: 0 }),
-  lastAttemptAt: NullableString,
-  lastError: NullableString,
-  /** HTTP status of the last attempt that got an answer. */
-  lastStatus: Type.Union([Type.Integer(), Type.Null()]),
-  nextAttemptAt: NullableString,
-  deliveredAt: NullableString,
-  /** When it became delivered or failed; history is pruned oldest-finished first. */
-  finishedAt: NullableString,
-  redeliveries: Type.Integer({ minimum: 0 }),
-};
-
-/**
- * The event as stored: the exact body every attempt sends. Checked loosely (its data was checked
- * when the event happened, and older versions may have stored fields since renamed).
- */
-const StoredEventSchema = Type.Object({
-  type: EventTypeSchema,
-  instanceId: Type.String(),
-  timestamp: Type.String(),
-  data: Type.Record(Type.String(), Type.Unknown()),
-});
-
-/**
- * One delivery: the event plus its delivery state. Stored as a `d` line of
- * `DATA_DIR/outbox/<instanceId>/outbox.jsonl` (and, before the journal, as one file
- * `<id>.json` per delivery, which the next start migrates). Unknown fields are allowed, so a
- * record written by a newer version still loads.
- */
-export const DeliveryRecordSchema = Type.Object({
-  v: Type.Literal(1),
-  /** The `webhook-id` header: stable across retries and redeliveries. */
-  id: Type.String({ pattern: DELIVERY_ID_PATTERN.source }),
-  instanceId: Type.String(),
-  type: EventTypeSchema,
-  /** Ordering lane: deliveries of one lane go out in `seq` order, a retried head blocks its lane. */
-  lane: Type.String(),
-  createdAt: Type.String(),
-  ...DeliveryStateFields,
-  event: StoredEventSchema,
-});
-
-export type DeliveryRecord = Omit<Static<typeof DeliveryRecordSchema>, 'type' | 'event'> & {
-  type: WebhookEventType;
-  event: GatewayEvent;
-};
-
-/** A delivery without its event: what memory keeps of every delivery, and what a `s` line changes. */
-export type DeliveryState = Omit<DeliveryRecord, 'event'>;
-
-/** A `s` line: the new state of a delivery already in the journal. */
-export const DeliveryPatchSchema = closed({ id: Type.String({ pattern: DELIVERY_ID_PATTERN.source }), ...DeliveryStateFields });
-export type DeliveryPatch = Static<typeof DeliveryPatchSchema>;
-
-export function isDeliveryId(value: string): boolean {
-  return DELIVERY_ID_PATTERN.test(value);
-}
+export { isDeliveryId, type DeliveryPatch, type DeliveryRecord, type DeliveryState, type DeliveryStatus } from '../storage/ports/outbox.js';
 
 /** Random bytes drawn 4 KiB at a time: one call per id costs more than the rest of storing it. */
 let pool = Buffer.alloc(0);
@@ -99,8 +23,9 @@ export function newDeliveryId(now: number): string {
 /**
  * Events about one chat share a lane (their order matters: a status never overtakes an earlier one,
  * and one chat's receiver trouble holds back only that chat); instance-wide events share another.
+ * A test event has a lane of its own: it was asked for now, and waits behind nothing.
  */
-export function laneOf(event: GatewayEvent): string {
+export function laneOf(event: GatewayEvent, deliveryId: string): string {
   switch (event.type) {
     case 'message.received':
     case 'message.status':
@@ -109,6 +34,8 @@ export function laneOf(event: GatewayEvent): string {
     case 'message.deleted':
     case 'conversation.handover':
       return `chat:${event.data.chatId}`;
+    case 'webhook.test':
+      return `test:${deliveryId}`;
     default:
       return 'instance';
   }
@@ -121,7 +48,7 @@ export function newDeliveryRecord(event: GatewayEvent, id: string, seq: number, 
     id,
     instanceId: event.instanceId,
     type: event.type,
-    lane: laneOf(event),
+    lane: laneOf(event, id),
     seq,
     createdAt: iso,
     status: 'pending',
@@ -135,64 +62,6 @@ export function newDeliveryRecord(event: GatewayEvent, id: string, seq: number, 
     redeliveries: 0,
     event,
   };
-}
-
-/** Shape check for a stored delivery; a foreign or hand-edited one is skipped, not trusted. */
-export function isDeliveryRecord(v: unknown): v is DeliveryRecord {
-  return matches(DeliveryRecordSchema, v) && v.event.type === v.type && v.event.instanceId === v.instanceId;
-}
-
-/** A delivery without its event (a copy). */
-export function stateOf(r: DeliveryState): DeliveryState {
-  return {
-    v: r.v,
-    id: r.id,
-    instanceId: r.instanceId,
-    type: r.type,
-    lane: r.lane,
-    seq: r.seq,
-    createdAt: r.createdAt,
-    status: r.status,
-    attempts: r.attempts,
-    lastAttemptAt: r.lastAttemptAt,
-    lastError: r.lastError,
-    lastStatus: r.lastStatus,
-    nextAttemptAt: r.nextAttemptAt,
-    deliveredAt: r.deliveredAt,
-    finishedAt: r.finishedAt,
-    redeliveries: r.redeliveries,
-  };
-}
-
-/** The state fields of a delivery (what a `s` line stores). */
-export function patchOf(s: DeliveryState): DeliveryPatch {
-  return {
-    id: s.id,
-    seq: s.seq,
-    status: s.status,
-    attempts: s.attempts,
-    lastAttemptAt: s.lastAttemptAt,
-    lastError: s.lastError,
-    lastStatus: s.lastStatus,
-    nextAttemptAt: s.nextAttemptAt,
-    deliveredAt: s.deliveredAt,
-    finishedAt: s.finishedAt,
-    redeliveries: s.redeliveries,
-  };
-}
-
-/** Applies a `s` line (or any newer state) to a delivery. */
-export function applyPatch(s: DeliveryState, p: DeliveryPatch): void {
-  s.seq = p.seq;
-  s.status = p.status;
-  s.attempts = p.attempts;
-  s.lastAttemptAt = p.lastAttemptAt;
-  s.lastError = p.lastError;
-  s.lastStatus = p.lastStatus;
-  s.nextAttemptAt = p.nextAttemptAt;
-  s.deliveredAt = p.deliveredAt;
-  s.finishedAt = p.finishedAt;
-  s.redeliveries = p.redeliveries;
 }
 
 /** The public view (`webhook deliveries --json`): the state without the event body. */

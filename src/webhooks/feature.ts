@@ -13,24 +13,25 @@ export interface WebhookSeams {
   userAgent?: string;
   /** How long shutdown waits for attempts in flight before aborting them (they stay pending). */
   stopGraceMs?: number;
-  /** Size past which an outbox journal may be compacted (default 1 MiB). */
-  compactMinBytes?: number;
 }
 
 export const DEFAULT_USER_AGENT = 'wa-gateway-webhooks/0.1 (+https://www.standardwebhooks.com)';
 
 /**
- * Webhook delivery: the durable outbox is a critical event consumer (an event that could not be
- * stored fails its publish, so it is not acknowledged upstream); the daemon delivers, a CLI
- * command (no daemon) only reads, re-queues and removes.
+ * Webhook delivery: the durable outbox (the storage engine's, `core.storage.outbox`) is a critical
+ * event consumer (an event that could not be stored fails its publish, so it is not acknowledged
+ * upstream); the daemon delivers, a CLI command (no daemon) only reads, re-queues and removes.
  */
 export async function webhooksFeature(core: Core, seams: WebhookSeams = {}): Promise<Feature & { deliverer: WebhookDeliverer }> {
+  const { clock } = core;
   const deliverer = new WebhookDeliverer({
-    dataDir: core.dataDir,
-    guard: core.guard,
+    store: core.storage.outbox,
     settings: core.config.webhooks,
     instances: core.instances,
-    clock: core.clock,
+    clock,
+    // Retries wait on a clock that does not step with the wall clock (issue 21: a retry due in
+    // 5 s waited an hour after the clock was set back); a test clock without one drives both.
+    monotonic: clock.monotonic ? clock.monotonic.bind(clock) : () => clock.now(),
     timers: core.timers,
     random: seams.random ?? Math.random,
     resolver: seams.resolver ?? systemResolver,
@@ -38,9 +39,8 @@ export async function webhooksFeature(core: Core, seams: WebhookSeams = {}): Pro
     metrics: core.metrics,
     userAgent: seams.userAgent ?? DEFAULT_USER_AGENT,
     stopGraceMs: seams.stopGraceMs ?? 2_000,
-    ...(seams.compactMinBytes !== undefined ? { compactMinBytes: seams.compactMinBytes } : {}),
   });
-  await deliverer.outbox.load();
+  await deliverer.load();
   return {
     name: 'webhooks',
     deliverer,

@@ -15,8 +15,18 @@ export interface PostInput {
   signal: AbortSignal;
 }
 
-/** How one attempt ended; `error` is a one-line reason safe to store and show (no secrets, no URL). */
-export type PostResult = { ok: true; status: number } | { ok: false; status: number | null; error: string; aborted: boolean };
+/**
+ * How one attempt ended. `error` is a one-line reason to store and show to the instance (no
+ * secret, no URL; it may quote the receiver's answer). `logError` says the same without the
+ * receiver's words: a receiver's error page may carry its data, and logs are read by others.
+ * `bodyBytes`: the size of the receiver's answer (its content-length, else what arrived), if any.
+ */
+export type PostResult = { ok: true; status: number } | { ok: false; status: number | null; error: string; logError: string; bodyBytes: number | null; aborted: boolean };
+
+/** A failure that quotes nothing of the receiver (connection errors, timeouts, refusals). */
+function failure(error: string, status: number | null = null, aborted = false): PostResult {
+  return { ok: false, status, error, logError: error, bodyBytes: null, aborted };
+}
 
 function oneLine(text: string, max = 200): string {
   const flat = text.replace(/\s+/g, ' ').trim();
@@ -46,17 +56,18 @@ export function postWebhook(input: PostInput): Promise<PostResult> {
     try {
       target = new URL(input.url);
     } catch {
-      resolve({ ok: false, status: null, error: 'the webhook URL is not a valid URL', aborted: false });
+      resolve(failure('the webhook URL is not a valid URL'));
       return;
     }
     if (input.signal.aborted) {
-      resolve({ ok: false, status: null, error: 'aborted: daemon shutting down', aborted: true });
+      resolve(failure('aborted: daemon shutting down', null, true));
       return;
     }
     const secure = target.protocol === 'https:';
     const body = Buffer.from(input.body, 'utf8');
     let settled = false;
     let status: number | null = null;
+    let declared: number | null = null;
     const chunks: Buffer[] = [];
     let size = 0;
     let req: ClientRequest;
@@ -75,14 +86,15 @@ export function postWebhook(input: PostInput): Promise<PostResult> {
     const failWithBody = (): void => {
       const code = status ?? 0;
       const text = Buffer.concat(chunks).subarray(0, RESPONSE_PEEK_BYTES).toString('utf8');
-      const what = code >= 300 && code < 400 ? 'redirects are not followed' : oneLine(text) || 'no body';
-      finish({ ok: false, status: code, error: `HTTP ${code}: ${what}`, aborted: false });
+      const redirect = code >= 300 && code < 400;
+      const what = redirect ? 'redirects are not followed' : oneLine(text) || 'no body';
+      finish({ ok: false, status: code, error: `HTTP ${code}: ${what}`, logError: redirect ? `HTTP ${code}: ${what}` : `HTTP ${code}`, bodyBytes: declared ?? size, aborted: false });
     };
     // The whole exchange, the rest of a 2xx body included (a receiver that stalls after its status
     // line does not hold the socket).
     const timer = setTimeout(() => {
       if (settled) req.destroy();
-      else finish({ ok: false, status, error: `timeout: no answer within ${input.timeoutMs} ms`, aborted: false });
+      else finish(failure(`timeout: no answer within ${input.timeoutMs} ms`, status));
     }, input.timeoutMs);
 
     try {
@@ -95,12 +107,14 @@ export function postWebhook(input: PostInput): Promise<PostResult> {
       });
     } catch (err) {
       clearTimeout(timer);
-      resolve({ ok: false, status: null, error: describeError(err), aborted: false });
+      resolve(failure(describeError(err)));
       return;
     }
 
     req.on('response', (res: IncomingMessage) => {
       status = res.statusCode ?? 0;
+      const length = Number(res.headers['content-length']);
+      declared = res.headers['content-length'] !== undefined && Number.isSafeInteger(length) && length >= 0 ? length : null;
       const ok = status >= 200 && status < 300;
       res.on('data', (chunk: Buffer) => {
         size += chunk.length;
@@ -130,7 +144,7 @@ export function postWebhook(input: PostInput): Promise<PostResult> {
         return;
       }
       const aborted = input.signal.aborted;
-      finish({ ok: false, status: null, error: aborted ? 'aborted: daemon shutting down' : describeError(err), aborted });
+      finish(failure(aborted ? 'aborted: daemon shutting down' : describeError(err), null, aborted));
     });
     req.end(body);
   });

@@ -1,33 +1,35 @@
-/** What the deliverer keeps in memory per pending delivery: state only, the body stays on disk. */
+import type { DeliveryState } from '../storage/ports/outbox.js';
+
+/** What the scheduler keeps in memory per pending delivery: its state; the body stays in the store. */
 export interface PendingDelivery {
   readonly id: string;
   readonly lane: string;
   readonly seq: number;
-  nextAttemptAt: number;
-  /** False until its journal line is on disk; a lane never moves past a delivery that is not durable yet. */
+  /** The delivery as stored (updated here first, then saved). */
+  readonly state: DeliveryState;
+  /** When it may be attempted, on the monotonic clock (see OutboxOptions.monotonic). */
+  dueAt: number;
+  /** False until the store has it durably; a lane never moves past a delivery that is not durable yet. */
   durable: boolean;
   inFlight: boolean;
   abort: AbortController | null;
-}
-
-interface FinishedEntry {
-  id: string;
-  finishedAt: number;
+  /** A test event: asked for now, so attempted before the instance's other due deliveries. */
+  readonly urgent: boolean;
 }
 
 /**
  * One instance's queue: every pending delivery in queue order, split into lanes (one per chat,
- * one for instance-wide events). Only a lane's head may be attempted, so a delivery being retried
- * holds back later events of its chat but not other chats.
+ * one for instance-wide events, one per test event). Only a lane's head may be attempted, so a
+ * delivery being retried holds back later events of its chat but not other chats.
  */
 export class InstanceQueue {
   /** Insertion order is queue order; the first entries are the oldest. */
   readonly pending = new Map<string, PendingDelivery>();
   private readonly lanes = new Map<string, PendingDelivery[]>();
-  /** Finished deliveries kept (the history), oldest finished first. */
-  private history: FinishedEntry[] = [];
   /** Highest seq handed out or loaded. */
   lastSeq = 0;
+  /** Attempts of this instance in flight (its share of webhooks.concurrency, see fair-share.ts). */
+  inFlight = 0;
 
   constructor(readonly instanceId: string) {}
 
@@ -62,27 +64,5 @@ export class InstanceQueue {
       if (d.durable && !d.inFlight) return d;
     }
     return undefined;
-  }
-
-  addFinished(id: string, finishedAt: number): void {
-    this.history.push({ id, finishedAt });
-  }
-
-  /** Finished entries in the order they finished (loading sorts them first). */
-  sortHistory(): void {
-    this.history.sort((a, b) => a.finishedAt - b.finishedAt);
-  }
-
-  forgetFinished(id: string): void {
-    this.history = this.history.filter((e) => e.id !== id);
-  }
-
-  get historySize(): number {
-    return this.history.length;
-  }
-
-  /** Takes the oldest finished entry off the list (to be pruned from the history). */
-  shiftFinished(): string | undefined {
-    return this.history.shift()?.id;
   }
 }

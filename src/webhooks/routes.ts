@@ -29,6 +29,7 @@ export function webhookRoutes(core: Core, deliverer: WebhookDeliverer): RouteDef
         const record = await core.instances.modify(instance.id, (r) => {
           r.webhook = webhook;
         });
+        if (webhook.url !== instance.webhook?.url) deliverer.retarget(instance.id);
         return { success: true, instanceId: instance.id, webhook: webhookView(record.webhook) };
       },
     }),
@@ -90,12 +91,8 @@ export function webhookRoutes(core: Core, deliverer: WebhookDeliverer): RouteDef
       response: { description: 'Deliveries.', schema: DeliveriesBody },
       errors: ['INVALID_FIELD'],
       async handle({ instance, query }) {
-        const all = deliverer.outbox.list(instance.id).map(summarise);
-        const counts = { pending: 0, delivered: 0, failed: 0 };
-        for (const d of all) counts[d.status] += 1;
-        const newestFirst = all.sort((a, b) => b.createdAt.localeCompare(a.createdAt) || b.id.localeCompare(a.id));
-        const shown = newestFirst.filter((d) => query.status === undefined || d.status === query.status).slice(0, query.limit ?? 50);
-        return { success: true, instanceId: instance.id, counts, deliveries: shown };
+        const { counts, deliveries } = await deliverer.outbox.list(instance.id, { ...(query.status !== undefined ? { status: query.status } : {}), limit: query.limit ?? 50 });
+        return { success: true, instanceId: instance.id, counts, deliveries: deliveries.map(summarise) };
       },
     }),
 
@@ -111,7 +108,7 @@ export function webhookRoutes(core: Core, deliverer: WebhookDeliverer): RouteDef
       async handle({ instance, params }) {
         const result = await deliverer.redeliver(instance.id, params.deliveryId!);
         if (result.outcome === 'not-found') throw new GatewayError('NOT_FOUND', `no delivery ${JSON.stringify(params.deliveryId!.slice(0, 60))} for this instance`);
-        return { success: true, instanceId: instance.id, requeued: result.outcome === 'requeued', delivery: summarise(result.record) };
+        return { success: true, instanceId: instance.id, requeued: result.outcome === 'requeued', delivery: summarise(result.state) };
       },
     }),
   ];

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startTestDaemon, type TestDaemon, type TestDaemonOptions } from './daemon.js';
 import type { WebhookEventType } from '../../src/domain/types.js';
-import { outboxPaths, readInstanceDeliveries } from '../../src/webhooks/outbox-files.js';
+import { outboxPaths, readInstanceDeliveries } from '../../src/storage/files/outbox/files.js';
 import type { DeliveryRecord } from '../../src/webhooks/delivery-record.js';
 
 /** A status to answer, `'hang'` (never answer), or a full answer. */

@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import test from 'ava';
 import type { GatewayEvent } from '../../src/events/types.js';
 import { newDeliveryId, newDeliveryRecord } from '../../src/webhooks/delivery-record.js';
-import { completeLines, outboxPaths, parseLine } from '../../src/webhooks/outbox-files.js';
+import { completeLines, outboxPaths, parseLine } from '../../src/storage/files/outbox/files.js';
+import type { FileOutboxStore } from '../../src/storage/files/outbox/store.js';
 import { startTestDaemon } from '../helpers/daemon.js';
 import { inbound, outbox, setWebhook, startReceiver, waitForOutbox } from '../helpers/receiver.js';
 
@@ -66,7 +67,10 @@ test('an outbox of the one-file-per-delivery layout is migrated and delivered', 
 test('the journal is compacted to the deliveries it keeps, and reloads the same', async (t) => {
   const receiver = await startReceiver();
   const config = { webhooks: { allowPrivateTargets: true, historyPerInstance: 5 } };
-  const first = await startTestDaemon({ config, webhooks: { compactMinBytes: 8_192 } });
+  // Compaction past 8 KiB instead of 1 MiB: a test seam of the files engine's outbox.
+  const smallJournals = (d: Awaited<ReturnType<typeof startTestDaemon>>) => ((d.core.storage.outbox as FileOutboxStore).compactMinBytes = 8_192);
+  const first = await startTestDaemon({ config });
+  smallJournals(first);
   let second: Awaited<ReturnType<typeof startTestDaemon>> | null = null;
   try {
     const inst = await first.connectedSandbox();
@@ -87,7 +91,8 @@ test('the journal is compacted to the deliveries it keeps, and reloads the same'
     // A compacted journal starts with whole deliveries that carry their state so far.
     t.like(lines[0], { d: { status: 'delivered' } });
 
-    second = await startTestDaemon({ dataDir: first.dataDir, config, webhooks: { compactMinBytes: 8_192 } });
+    second = await startTestDaemon({ dataDir: first.dataDir, config });
+    smallJournals(second);
     t.deepEqual(await listed(second), before);
     t.deepEqual((await outbox(first.dataDir, inst.id)).map((r) => r.id).reverse(), before.map((r) => r.id));
     await sleep(100);

@@ -63,7 +63,8 @@ test('message.status events keep their chat\'s order and wait only behind their 
   });
   const d = await startTestDaemon({ clock, timers, webhooks: { random: () => 0.5 }, config: { webhooks: { allowPrivateTargets: true, retryDelaysMs: [5_000] } } });
   try {
-    const inst = await d.connectedSandbox();
+    // Sends need credits (a sandbox gets no trial premium).
+    const inst = await d.connectedSandbox({ credits: 10 });
     await setWebhook(d, inst, receiver.url, { events: ['message.status'] });
     const send = async (phone: string) => (await d.request('POST', `/api/${inst.id}/send`, { key: inst.key, json: { phone, message: 'x' } })).body.messageId as string;
     const a = await send('+15550000001');

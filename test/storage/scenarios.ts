@@ -80,4 +80,61 @@ export const SCENARIOS: Record<string, Scenario> = {
       ack({ n });
     }
   },
+  /**
+   * Webhook deliveries stored under traffic (the outbox port): `chats` chats, each with up to 4
+   * appends in flight, seq handed out in issue order as the scheduler does; ack {chat, n, id, seq}
+   * once an append resolved (durable). Deliveries `finishBehind` acks old are marked delivered
+   * (ack {finished: id} before the write) and the history pruned to 20, so the journal fills with
+   * what it no longer keeps and is compacted under traffic.
+   */
+  async 'outbox-appends'(storage, args, ack) {
+    const { instanceId, chats, bodyBytes, finishBehind } = args as { instanceId: string; chats: number; bodyBytes: number; finishBehind: number };
+    let seq = 0;
+    const acked: Array<{ id: string; seq: number; lane: string; createdAt: string }> = [];
+    const finish = (): void => {
+      const r = acked[acked.length - 1 - finishBehind];
+      if (!r || r.id === '') return;
+      ack({ finished: r.id });
+      const at = new Date().toISOString();
+      const patch = { id: r.id, seq: r.seq, status: 'delivered' as const, attempts: 1, lastAttemptAt: at, lastError: null, lastStatus: 200, nextAttemptAt: null, deliveredAt: at, finishedAt: at, redeliveries: 0 };
+      r.id = '';
+      void storage.outbox.saveOutcome(instanceId, patch, { durable: true }).catch(() => undefined);
+      void storage.outbox.pruneHistory(instanceId, 20).catch(() => undefined);
+    };
+    const chat = async (k: number): Promise<void> => {
+      const inFlight = new Set<Promise<void>>();
+      for (let n = 1; ; n++) {
+        const now = new Date().toISOString();
+        const id = `msg_${Date.now().toString(36).padStart(9, '0')}${k.toString(16).padStart(4, '0')}${n.toString(16).padStart(12, '0')}`;
+        const record = {
+          v: 1 as const,
+          id,
+          instanceId,
+          type: 'qr.updated' as const,
+          lane: `chat:${k}`,
+          seq: ++seq,
+          createdAt: now,
+          status: 'pending' as const,
+          attempts: 0,
+          lastAttemptAt: null,
+          lastError: null,
+          lastStatus: null,
+          nextAttemptAt: now,
+          deliveredAt: null,
+          finishedAt: null,
+          redeliveries: 0,
+          event: { type: 'qr.updated' as const, instanceId, timestamp: now, data: { qr: `${k}:${n}:${'q'.repeat(bodyBytes)}` } },
+        };
+        const p = storage.outbox.append(record).then(() => {
+          acked.push({ id, seq: record.seq, lane: record.lane, createdAt: now });
+          ack({ chat: k, n, id, seq: record.seq });
+          finish();
+        });
+        inFlight.add(p);
+        void p.finally(() => inFlight.delete(p));
+        if (inFlight.size >= 4) await Promise.race(inFlight);
+      }
+    };
+    await Promise.all(Array.from({ length: chats }, (_, k) => chat(k)));
+  },
 };

@@ -110,11 +110,14 @@ test('errors: a 500 with its body cut short, a redirect not followed, no answer 
     t.is(err.ok ? 0 : err.status, 500);
     t.true(!err.ok && err.error.startsWith('HTTP 500: boom y'), JSON.stringify(err));
     t.true(!err.ok && err.error.length < 300, 'a short reason');
+    // Issue 21 item 13: what may be logged says the status and the size, never the receiver's words.
+    t.true(!err.ok && err.logError === 'HTTP 500', JSON.stringify(err));
+    t.true(!err.ok && err.bodyBytes !== null && err.bodyBytes >= 5, JSON.stringify(err));
 
-    t.deepEqual(await postWebhook(input(`${base}/redirect`)), { ok: false, status: 302, error: 'HTTP 302: redirects are not followed', aborted: false });
+    t.deepEqual(await postWebhook(input(`${base}/redirect`)), { ok: false, status: 302, error: 'HTTP 302: redirects are not followed', logError: 'HTTP 302: redirects are not followed', bodyBytes: 0, aborted: false });
     t.is(redirectsFollowed, 0);
 
-    t.deepEqual(await postWebhook(input(`${base}/slow`, { timeoutMs: 200 })), { ok: false, status: null, error: 'timeout: no answer within 200 ms', aborted: false });
+    t.deepEqual(await postWebhook(input(`${base}/slow`, { timeoutMs: 200 })), { ok: false, status: null, error: 'timeout: no answer within 200 ms', logError: 'timeout: no answer within 200 ms', bodyBytes: null, aborted: false });
 
     const refused = await postWebhook(input('http://127.0.0.1:9/hook'));
     t.true(!refused.ok && refused.status === null && /^ECONNREFUSED: /.test(refused.error), JSON.stringify(refused));
@@ -122,7 +125,7 @@ test('errors: a 500 with its body cut short, a redirect not followed, no answer 
     const abort = new AbortController();
     const pending = postWebhook(input(`${base}/slow`, { signal: abort.signal }));
     setTimeout(() => abort.abort(), 50);
-    t.deepEqual(await pending, { ok: false, status: null, error: 'aborted: daemon shutting down', aborted: true });
+    t.deepEqual(await pending, { ok: false, status: null, error: 'aborted: daemon shutting down', logError: 'aborted: daemon shutting down', bodyBytes: null, aborted: true });
 
     const guarded = await postWebhook(input(`http://hooks.example.test:${new URL(base).port}/hook`, { lookup: guardedLookup(async () => ['127.0.0.1'], false) }));
     t.true(!guarded.ok && /hooks\.example\.test resolves to a loopback\/private address/.test(guarded.error), JSON.stringify(guarded));

@@ -1,7 +1,11 @@
 import test from 'ava';
 import { InstanceQueue, type PendingDelivery } from '../../src/webhooks/instance-queue.js';
+import { newDeliveryRecord } from '../../src/webhooks/delivery-record.js';
 
-const pending = (id: string, lane: string, seq: number): PendingDelivery => ({ id, lane, seq, nextAttemptAt: 0, durable: true, inFlight: false, abort: null });
+const pending = (id: string, lane: string, seq: number): PendingDelivery => {
+  const state = { ...newDeliveryRecord({ type: 'qr.updated', instanceId: 'inst_test01', timestamp: '', data: { qr: 'x' } }, id, seq, 0), lane };
+  return { id, lane, seq, state, dueAt: 0, durable: true, inFlight: false, abort: null, urgent: false };
+};
 
 test('only the head of each lane is offered; removing it offers the next', (t) => {
   const q = new InstanceQueue('inst_test01');

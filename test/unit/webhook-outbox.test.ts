@@ -13,11 +13,16 @@ const testGuard: WriteGuard = {
     if (failing.now) throw new Error('disk full (test)');
   },
 };
-import { newDeliveryId, newDeliveryRecord } from '../../src/webhooks/delivery-record.js';
-import { Outbox, type OutboxOptions } from '../../src/webhooks/outbox.js';
-import { completeLines, fullLine, outboxPaths, parseLine, readInstanceDeliveries } from '../../src/webhooks/outbox-files.js';
+import { completeLines, fullLine, outboxPaths, parseLine, readInstanceDeliveries } from '../../src/storage/files/outbox/files.js';
+import { FileOutboxStore, type FileOutboxOptions } from '../../src/storage/files/outbox/store.js';
 import { RecordLog, type Loc } from '../../src/storage/files/record-log.js';
+import { patchOf, type DeliveryRecord } from '../../src/storage/ports/outbox.js';
+import { newDeliveryId, newDeliveryRecord } from '../../src/webhooks/delivery-record.js';
+import { Outbox } from '../../src/webhooks/outbox.js';
 import { tempDir } from '../helpers/daemon.js';
+
+// The files engine's outbox (src/storage/files/outbox/): its journal, compaction, migration and
+// file handles. What every engine must do is in test/storage/outbox.contract.test.ts.
 
 const INSTANCE = 'inst_unit0outbox';
 
@@ -33,40 +38,50 @@ function event(text: string, phone = '+15550000001'): GatewayEvent {
 
 const textOf = (e: GatewayEvent): string => (e.type === 'message.received' ? (e.data.text ?? '') : '');
 
-async function outboxIn(dataDir: string, options: Partial<OutboxOptions> = {}): Promise<Outbox> {
-  const outbox = new Outbox({
-    dataDir,
-    guard: testGuard,
-    maxPendingPerInstance: 100,
-    historyPerInstance: 10,
-    clock: systemClock,
-    logger: pino({ level: 'silent' }),
-    instanceExists: () => true,
-    ...options,
-  });
-  await outbox.load();
-  return outbox;
+const silent = pino({ level: 'silent' });
+
+async function outboxIn(dataDir: string, options: Partial<FileOutboxOptions> = {}): Promise<FileOutboxStore> {
+  const store = new FileOutboxStore({ dataDir, guard: testGuard, logger: silent, instanceExists: () => true, ...options });
+  await store.load();
+  return store;
 }
+
+let seq = 0;
+/** Stores a new delivery of `e` (as the scheduler does: the next seq). */
+async function append(store: FileOutboxStore, e: GatewayEvent): Promise<DeliveryRecord> {
+  const now = Date.now();
+  const record = newDeliveryRecord(e, newDeliveryId(now), ++seq, now);
+  await store.append(record);
+  return record;
+}
+
+/** Records a 200 for a delivery, durably. */
+function delivered(store: FileOutboxStore, r: DeliveryRecord): Promise<void> {
+  const at = new Date().toISOString();
+  return store.saveOutcome(r.instanceId, { ...patchOf(r), status: 'delivered', attempts: 1, lastStatus: 200, deliveredAt: at, finishedAt: at, nextAttemptAt: null }, { durable: true });
+}
+
+const pendingCount = async (store: FileOutboxStore, id = INSTANCE): Promise<number> => (await store.loadPending(id)).deliveries.length;
 
 // Rule: a failed journal write is never acknowledged, and the outbox goes on once the disk does
 // (the journal is reopened from what is on disk; the deliveries stored before are kept).
 test.serial('a write that fails is refused, and the next one reopens the journal', async (t) => {
   const dataDir = await tempDir();
   const outbox = await outboxIn(dataDir);
-  await outbox.append(event('before'));
+  await append(outbox, event('before'));
   failing.now = true;
   try {
-    await t.throwsAsync(outbox.append(event('refused')), { message: /disk full/ });
+    await t.throwsAsync(append(outbox, event('refused')), { message: /disk full/ });
   } finally {
     failing.now = false;
   }
-  await outbox.append(event('after'));
-  t.is(outbox.pendingCount(), 2);
+  await append(outbox, event('after'));
+  t.is(await pendingCount(outbox), 2);
   await outbox.close();
   const stored = await readInstanceDeliveries(outboxPaths(dataDir), INSTANCE);
   t.deepEqual(stored.map((r) => textOf(r.event)), ['before', 'after']);
   const again = await outboxIn(dataDir);
-  t.is(again.pendingCount(), 2);
+  t.is(await pendingCount(again), 2);
   await again.close();
 });
 
@@ -76,16 +91,16 @@ test('a torn last line is cut at load and the journal goes on after it', async (
   const dataDir = await tempDir();
   const paths = outboxPaths(dataDir);
   const first = await outboxIn(dataDir);
-  const a = await first.append(event('a'));
-  const b = await first.append(event('b'));
+  const a = await append(first, event('a'));
+  const b = await append(first, event('b'));
   await first.close();
   await appendFile(paths.journal(INSTANCE), '{"d":{"v":1,"id":"msg_torn');
   const second = await outboxIn(dataDir);
-  t.is(second.pendingCount(), 2);
+  t.is(await pendingCount(second), 2);
   t.true((await readFile(paths.journal(INSTANCE), 'utf8')).endsWith('\n'), 'the torn tail is gone');
-  await second.append(event('c'));
-  t.is((await second.read(INSTANCE, a.id))?.id, a.id);
-  t.is(textOf((await second.read(INSTANCE, b.id))!.event), 'b');
+  await append(second, event('c'));
+  t.is(textOf((await second.readEvent(INSTANCE, a.id))!), 'a');
+  t.is(textOf((await second.readEvent(INSTANCE, b.id))!), 'b');
   await second.close();
   const stored = await readInstanceDeliveries(paths, INSTANCE);
   t.deepEqual(stored.map((r) => textOf(r.event)), ['a', 'b', 'c']);
@@ -95,25 +110,22 @@ test('a torn last line is cut at load and the journal goes on after it', async (
 // a compaction moved its line.
 test('events are read back from the journal after compactions moved them', async (t) => {
   const dataDir = await tempDir();
-  const outbox = await outboxIn(dataDir, { compactMinBytes: 2_048, historyPerInstance: 2, maxPendingPerInstance: 1_000 });
-  const pending: string[] = [];
-  for (let i = 0; i < 40; i++) pending.push((await outbox.append(event(`p${i}`, `+1555000${String(1000 + i)}`))).id);
-  const q = outbox.get(INSTANCE)!;
+  const outbox = await outboxIn(dataDir, { compactMinBytes: 2_048 });
+  const pending: DeliveryRecord[] = [];
+  for (let i = 0; i < 40; i++) pending.push(await append(outbox, event(`p${i}`, `+1555000${String(1000 + i)}`)));
   // Finish most of them so that the journal is mostly history and gets compacted.
-  for (const id of pending.slice(0, 35)) {
-    const record = (await outbox.read(INSTANCE, id))!;
-    const d = q.pending.get(id)!;
-    const at = new Date().toISOString();
-    await outbox.save(q, d, { ...record, status: 'delivered', attempts: 1, lastStatus: 200, deliveredAt: at, finishedAt: at, nextAttemptAt: null });
+  for (const r of pending.slice(0, 35)) {
+    await delivered(outbox, r);
+    await outbox.pruneHistory(INSTANCE, 2);
   }
   await outbox.close();
   const lines = completeLines(await readFile(outboxPaths(dataDir).journal(INSTANCE), 'utf8'));
   t.true(lines.length < 40 + 35, `compacted (${lines.length} lines)`);
-  const again = await outboxIn(dataDir, { compactMinBytes: 2_048, historyPerInstance: 2, maxPendingPerInstance: 1_000 });
-  t.is(again.pendingCount(), 5);
-  for (const [i, id] of pending.slice(35).entries()) t.is(textOf((await again.read(INSTANCE, id))!.event), `p${35 + i}`);
-  const listed = again.list(INSTANCE);
-  t.true(listed.filter((r) => r.status === 'delivered').length <= 2 + 10);
+  const again = await outboxIn(dataDir, { compactMinBytes: 2_048 });
+  t.is(await pendingCount(again), 5);
+  for (const [i, r] of pending.slice(35).entries()) t.is(textOf((await again.readEvent(INSTANCE, r.id))!), `p${35 + i}`);
+  const listed = await again.list(INSTANCE);
+  t.true(listed.counts.delivered <= 2 + 10);
   await again.close();
 });
 
@@ -185,12 +197,16 @@ test('one-file deliveries of the old layout are moved into the journal', async (
   // old2 was already moved by a start that crashed before deleting the files.
   await writeFile(paths.journal(INSTANCE), `${fullLine(old2)}\n`);
   const outbox = await outboxIn(dataDir);
-  t.is(outbox.pendingCount(), 2);
-  t.deepEqual(outbox.list(INSTANCE).map((r) => [r.id, r.status]), [[done.id, 'delivered'], [old1.id, 'pending'], [old2.id, 'pending']]);
+  t.is(await pendingCount(outbox), 2);
+  const listed = (await outbox.list(INSTANCE)).deliveries.sort((a, b) => a.seq - b.seq);
+  t.deepEqual(listed.map((r) => [r.id, r.status]), [[done.id, 'delivered'], [old1.id, 'pending'], [old2.id, 'pending']]);
   t.deepEqual(await readdir(dir), ['outbox.jsonl']);
   const lines = completeLines(await readFile(paths.journal(INSTANCE), 'utf8')).map((l) => parseLine(l));
   t.is(lines.length, 3, 'old2 is not written twice');
-  t.deepEqual([...outbox.get(INSTANCE)!.heads()].map((d) => d.id), [old1.id], 'queue order (seq) kept: old-2 waits behind old-1');
+  // The scheduler over this store: queue order (seq) kept, old-2 waits behind old-1.
+  const lanes = new Outbox({ store: outbox, maxPendingPerInstance: 100, historyPerInstance: 10, clock: systemClock, monotonic: () => performance.now(), maxRetryDelayMs: 1_000, logger: silent, instanceExists: () => true });
+  await lanes.load();
+  t.deepEqual([...lanes.get(INSTANCE)!.heads()].map((d) => d.id), [old1.id], 'queue order (seq) kept: old-2 waits behind old-1');
   await outbox.close();
 });
 
@@ -209,22 +225,20 @@ test('idle journals past maxOpenJournals are closed and reopened on their next e
     return n;
   };
   const deliverOne = async (instanceId: string, text: string) => {
-    const r = await outbox.append({ ...event(text), instanceId } as GatewayEvent);
-    const q = outbox.get(instanceId)!;
-    const at = new Date().toISOString();
-    await outbox.save(q, q.pending.get(r.id)!, { ...r, status: 'delivered', attempts: 1, lastStatus: 200, deliveredAt: at, finishedAt: at, nextAttemptAt: null });
+    const r = await append(outbox, { ...event(text), instanceId } as GatewayEvent);
+    await delivered(outbox, r);
   };
   for (const id of ids) await deliverOne(id, `first ${id}`);
   await new Promise((r) => setTimeout(r, 50));
   t.is(await openJournals(), 2);
   // The first instance's journal was closed: its next event reopens it.
   await deliverOne(ids[0]!, 'second');
-  t.deepEqual(outbox.list(ids[0]!).map((r) => r.status), ['delivered', 'delivered']);
+  t.deepEqual((await outbox.list(ids[0]!)).deliveries.map((r) => r.status), ['delivered', 'delivered']);
   // A pending delivery keeps its journal open whatever the limit.
-  const pending = await outbox.append({ ...event('pending'), instanceId: ids[1]! } as GatewayEvent);
+  const pending = await append(outbox, { ...event('pending'), instanceId: ids[1]! } as GatewayEvent);
   for (const id of [ids[2]!, ids[3]!]) await deliverOne(id, 'again');
   await new Promise((r) => setTimeout(r, 50));
-  t.is(textOf((await outbox.read(ids[1]!, pending.id))!.event), 'pending');
+  t.is(textOf((await outbox.readEvent(ids[1]!, pending.id))!), 'pending');
   await outbox.close();
   t.is(await openJournals(), 0);
   for (const id of ids) {

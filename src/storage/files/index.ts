@@ -15,6 +15,7 @@ import { CreditStore } from './credits.js';
 import { InstanceStore } from './instances.js';
 import { MediaFiles } from './media.js';
 import { MessageStore } from './messages/store.js';
+import { FileOutboxStore } from './outbox/store.js';
 import { storePaths } from './paths.js';
 
 export interface FileStorageOptions {
@@ -45,6 +46,8 @@ export async function openFileStorage(options: FileStorageOptions): Promise<Stor
   const media = new MediaFiles(paths.mediaDir, { keepMs: config.media.keepDays * DAY_MS, maxBytesPerInstance: config.media.maxStoreBytes }, guard);
   const auth = new FileAuthStates(paths.authDir, guard);
   const messages = new MessageStore({ root: paths.messagesDir, history: config.history, media, clock, timers, logger, guard });
+  const outbox = new FileOutboxStore({ dataDir, guard, logger: logger.child({ part: 'webhooks' }), instanceExists: (id) => instances.get(id) !== undefined });
+  await outbox.load();
   return {
     engine: 'files',
     instances,
@@ -71,7 +74,9 @@ export async function openFileStorage(options: FileStorageOptions): Promise<Stor
       for (const dir of [paths.outboxDir, paths.flowsDir, paths.messagesDir, paths.mediaDir]) await remove(join(dir, id));
       return found;
     },
+    outbox,
     async close() {
+      await outbox.close();
       await messages.stop();
       await credits.close();
     },

@@ -6,6 +6,7 @@ import type { Timers } from '../../domain/timers.js';
 import type { Storage } from '../storage.js';
 import { PgAuthStates } from './auth-state.js';
 import { PgFlows } from './flows.js';
+import { PgOutbox } from './outbox.js';
 import { PgCredits } from './credits.js';
 import { Db } from './db.js';
 import { pgError } from './errors.js';
@@ -93,6 +94,7 @@ export async function openPostgresStorage(options: PostgresStorageOptions): Prom
     const media = new PgMedia(db, { keepMs: config.media.keepDays * DAY_MS, maxBytesPerInstance: config.media.maxStoreBytes });
     const auth = new PgAuthStates(db);
     const flows = new PgFlows(db);
+    const outbox = new PgOutbox(db);
     const messages = new PgMessages({ db, history: config.history, media, clock, timers, logger });
     const stale = setInterval(() => {
       credits.releaseStale().catch((err: unknown) => logger.warn({ err: errorMessage(err) }, 'could not look for credit holds of processes that are gone'));
@@ -117,6 +119,7 @@ export async function openPostgresStorage(options: PostgresStorageOptions): Prom
       media,
       auth,
       flows,
+      outbox,
       async removeInstance(id) {
         // Whatever an interrupted delete left counts as found (the delete is then finished).
         const { rows } = await db.query<{ found: boolean }>(
@@ -129,9 +132,11 @@ export async function openPostgresStorage(options: PostgresStorageOptions): Prom
             f AS (DELETE FROM media WHERE instance_id = $1 RETURNING 1),
             g AS (DELETE FROM flows WHERE instance_id = $1 RETURNING 1),
             h AS (DELETE FROM handovers WHERE instance_id = $1 RETURNING 1),
-            i AS (DELETE FROM conversations WHERE instance_id = $1 RETURNING 1)
+            i AS (DELETE FROM conversations WHERE instance_id = $1 RETURNING 1),
+            j AS (DELETE FROM deliveries WHERE instance_id = $1 RETURNING 1),
+            l AS (DELETE FROM leases WHERE instance_id = $1 RETURNING 1)
           SELECT EXISTS (SELECT 1 FROM a UNION ALL SELECT 1 FROM b UNION ALL SELECT 1 FROM c UNION ALL SELECT 1 FROM d UNION ALL SELECT 1 FROM e UNION ALL SELECT 1 FROM f
-            UNION ALL SELECT 1 FROM g UNION ALL SELECT 1 FROM h UNION ALL SELECT 1 FROM i) AS found`,
+            UNION ALL SELECT 1 FROM g UNION ALL SELECT 1 FROM h UNION ALL SELECT 1 FROM i UNION ALL SELECT 1 FROM j) AS found`,
           [id],
         );
         credits.dropCached(id);
@@ -140,6 +145,7 @@ export async function openPostgresStorage(options: PostgresStorageOptions): Prom
       },
       async close() {
         clearInterval(stale);
+        await outbox.close();
         await messages.stop();
         await credits.close();
         await liveSession.close();

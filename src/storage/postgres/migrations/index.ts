@@ -1,6 +1,7 @@
 import { sql as core } from './001-core.js';
 import { sql as flows } from './002-flows.js';
 import { sql as cluster } from './003-cluster.js';
+import { sql as outbox } from './004-outbox.js';
 
 export interface Migration {
   /** Applied in this order, each once; never renumbered or edited once released. */
@@ -17,4 +18,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 1, name: 'core', sql: core },
   { version: 2, name: 'flows', sql: flows },
   { version: 3, name: 'cluster', sql: cluster },
+  { version: 4, name: 'outbox', sql: outbox },
 ];

@@ -1,18 +1,11 @@
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir, readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import Type from 'typebox';
-import { matches } from '../schemas/check.js';
-import { closed } from '../schemas/common.js';
-import { storePaths } from '../storage/files/paths.js';
-import {
-  DeliveryPatchSchema,
-  DELIVERY_ID_PATTERN,
-  applyPatch,
-  isDeliveryId,
-  isDeliveryRecord,
-  type DeliveryPatch,
-  type DeliveryRecord,
-} from './delivery-record.js';
+import { matches } from '../../../schemas/check.js';
+import { closed } from '../../../schemas/common.js';
+import { DELIVERY_ID_PATTERN, applyPatch, isDeliveryId, type DeliveryPatch, type DeliveryRecord } from '../../ports/outbox.js';
+import { storePaths } from '../paths.js';
+import { DeliveryPatchSchema, isDeliveryRecord } from './schema.js';
 
 /**
  * The on-disk outbox, one folder per instance:
@@ -162,4 +155,25 @@ export async function readInstanceDeliveries(paths: OutboxPaths, instanceId: str
   const records = replayLines(completeLines(text), instanceId);
   for (const r of (await readLegacyDeliveries(paths, instanceId)).records) if (!records.has(r.id)) records.set(r.id, r);
   return [...records.values()].sort(byQueueOrder);
+}
+
+/** Old enough that no live process is still using it. */
+const LEFTOVER_AGE_MS = 60_000;
+
+/**
+ * Removes what a process killed mid-write leaves in an instance's folder: temp files of atomic
+ * writes (a journal compaction's), lock directories of older versions, and the torn one-file
+ * deliveries of the old layout that a load found unreadable (created in place; a torn one was
+ * never acknowledged). Only old ones, as before the journal, when the CLI could be writing right now.
+ */
+export async function removeLeftovers(dir: string, now: number, tornIds: string[]): Promise<void> {
+  const names = await readdir(dir).catch(() => [] as string[]);
+  const torn = new Set(tornIds.map((id) => `${id}.json`));
+  for (const name of names) {
+    const isTemp = name.startsWith('.') && name.endsWith('.tmp');
+    if (!isTemp && !torn.has(name) && !name.endsWith('.json.lock')) continue;
+    const file = join(dir, name);
+    const info = await stat(file).catch(() => null);
+    if (info && now - info.mtimeMs > LEFTOVER_AGE_MS) await rm(file, { recursive: true, force: true });
+  }
 }
