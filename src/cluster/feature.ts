@@ -1,9 +1,8 @@
-import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import Type from 'typebox';
 import type { GatewayConfig } from '../config/schema.js';
-import type { ConnectionManager } from '../connection/manager.js';
-import { GatewayError, errorMessage } from '../domain/errors.js';
+import { GatewayError } from '../domain/errors.js';
+import { nodeIdOf } from '../storage/open.js';
 import type { Feature } from '../features/feature.js';
 import type { ControlRequests } from '../http/control-requests.js';
 import { defineRoute } from '../http/route.js';
@@ -19,7 +18,10 @@ export interface ClusterParts {
   config: Pick<GatewayConfig, 'cluster' | 'host' | 'port'>;
   storage: PostgresStorage;
   instances: InstanceRepository;
-  manager: Pick<ConnectionManager, 'start' | 'release'>;
+  /** This node owns the instance now: run it (its connection, its pending webhooks). */
+  adopt(instanceId: string): void;
+  /** It moved away (or this node fenced itself): stop running it; resolves once its socket closed. */
+  release(instanceId: string): Promise<void>;
   control: () => ControlRequests;
   logger: Logger;
 }
@@ -53,13 +55,13 @@ const NodeList = closed({
  * listens (its advertised address is known then).
  */
 export async function clusterFeature(parts: ClusterParts): Promise<ClusterNode> {
-  const { config, storage, instances, manager, logger } = parts;
+  const { config, storage, instances, logger } = parts;
   const gateway = await readGateway(storage.db);
   if (!gateway) throw new GatewayError('CONFIG_INVALID', 'the database holds no gateway: run `gateway init --database URL` first');
   const secret = config.cluster.secret;
   if (secret === null) throw new GatewayError('CONFIG_INVALID', 'cluster.secret is not set: join with `gateway init --database URL --cluster-secret S` (or env GATEWAY_CLUSTER_SECRET)');
   let clusterSecretHash = gateway.clusterSecretHash;
-  const nodeId = config.cluster.nodeId ?? `${hostname()}:${config.port}`;
+  const nodeId = nodeIdOf(config);
   const counters = { forwarded: 0, moving: 0 };
   let leases: LeaseManager | null = null;
   const leaseManager = (advertiseUrl: string): LeaseManager =>
@@ -72,12 +74,8 @@ export async function clusterFeature(parts: ClusterParts): Promise<ClusterNode> 
       sessionId: storage.session.id,
       hooks: {
         instanceIds: () => instances.list().map((r) => r.id),
-        acquired: (id) => {
-          const record = instances.get(id);
-          if (!record) return;
-          void manager.start(record).catch((err: unknown) => logger.error({ err: errorMessage(err), instanceId: id }, 'could not start a connection taken over'));
-        },
-        lost: (id) => manager.release(id),
+        acquired: (id) => parts.adopt(id),
+        lost: (id) => parts.release(id),
       },
     });
   // Built at once (forwarding and ownership are asked before the node listens), started later.

@@ -68,8 +68,8 @@ export class LeaseManager {
   private timer: NodeJS.Timeout | null = null;
   private watchdog: NodeJS.Timeout | null = null;
   private lastRenewOk = performance.now();
-  /** Since when this node's database session has been up without a break (see `deadOwners`). */
-  private sessionUpSince = performance.now();
+  /** When this node's database session last reconnected (-Infinity: never; see step 3 of a tick). */
+  private sessionUpSince = Number.NEGATIVE_INFINITY;
   private running = false;
   private ticking: Promise<void> | null = null;
   readonly counters: LeaseCounters = { renewals: 0, renewalFailures: 0, acquired: 0, lost: 0, handedOver: 0 };
@@ -261,10 +261,11 @@ export class LeaseManager {
     this.nodes = live.map((n) => ({ nodeId: n.node_id, advertiseUrl: n.advertise_url, renewedAt: n.renewed_at.toISOString(), instances: counts.get(n.node_id) ?? 0 }));
 
     // 3. Owners whose process is gone: their session lock was released (a kill -9 frees it at
-    // once). Trusted only while this node's own session has been up for a whole TTL: after a
-    // database restart every session is new, and the others are still reconnecting.
+    // once). Trusted only when neither the database nor this node's own session restarted within a
+    // TTL: after a database restart every session is new, and the others are still reconnecting.
     const dead = new Set<string>();
-    if (performance.now() - this.sessionUpSince >= ttlMs) {
+    const pgUp = await db.query<{ up_ms: number }>('reading the database start', 'SELECT (extract(epoch FROM now() - pg_postmaster_start_time()) * 1000)::bigint AS up_ms');
+    if (performance.now() - this.sessionUpSince >= ttlMs && (pgUp.rows[0]?.up_ms ?? 0) >= ttlMs) {
       const alive = await db.query<{ session: number }>('reading live sessions', LIVE_SESSIONS);
       const sessions = new Set(alive.rows.map((r) => Number(r.session)));
       for (const n of nodes.rows) if (n.node_id !== nodeId && n.session_id !== null && !sessions.has(Number(n.session_id))) dead.add(n.node_id);

@@ -50,3 +50,27 @@ export function loadConfig(dataDir: string): GatewayConfig {
 export async function saveConfig(dataDir: string, config: GatewayConfig, guard: WriteGuard): Promise<void> {
   await writeFileAtomic(configPath(dataDir), `${JSON.stringify(config, null, 2)}\n`, { guard });
 }
+
+/**
+ * The config with what the environment sets over it: GATEWAY_DATABASE_URL (storage.postgres.url)
+ * and GATEWAY_CLUSTER_SECRET (cluster.secret). Never written back to config.json.
+ */
+export function withEnvironment(config: GatewayConfig): GatewayConfig {
+  const url = process.env.GATEWAY_DATABASE_URL;
+  const secret = process.env.GATEWAY_CLUSTER_SECRET;
+  return {
+    ...config,
+    storage: { ...config.storage, postgres: { ...config.storage.postgres, url: url || config.storage.postgres.url } },
+    cluster: { ...config.cluster, secret: secret || config.cluster.secret },
+  };
+}
+
+/** GATEWAY_DATABASE_URL, if set (`gateway init` without --database). */
+export function envDatabaseUrl(): string | undefined {
+  return process.env.GATEWAY_DATABASE_URL || undefined;
+}
+
+/** GATEWAY_CLUSTER_SECRET, if set. */
+export function envClusterSecret(): string | undefined {
+  return process.env.GATEWAY_CLUSTER_SECRET || undefined;
+}

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { pino } from 'pino';
-import { isInitialised, loadConfig } from '../config/load.js';
+import { isInitialised, loadConfig, withEnvironment } from '../config/load.js';
 import type { GatewayConfig, LogLevel } from '../config/schema.js';
 import { GatewayError, errorMessage } from '../domain/errors.js';
 import { ensureDir } from '../fs/atomic-write.js';
@@ -83,7 +83,7 @@ async function closeServer(server: Server, graceMs: number): Promise<void> {
 }
 
 function effectiveConfig(options: DaemonOptions): GatewayConfig {
-  const loaded = loadConfig(options.dataDir);
+  const loaded = withEnvironment(loadConfig(options.dataDir));
   return {
     ...loaded,
     host: options.host ?? loaded.host,
@@ -134,6 +134,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
     server.requestTimeout = 120_000;
     await listen(server, config.port, config.host);
     const port = (server.address() as AddressInfo).port;
+    await daemon.listening({ host: config.host, port });
     const controlPath = storePaths(dataDir).controlSocket;
     let control: Server | null = null;
     if (controlPath.length <= MAX_SOCKET_PATH) {
@@ -185,7 +186,7 @@ export interface LocalDaemon {
 export async function openLocalDaemon(options: { dataDir: string; kind: HolderKind; logger?: Logger; logoutTimeoutMs?: number; lockWaitMs?: number }): Promise<LocalDaemon> {
   const { dataDir } = options;
   if (!isInitialised(dataDir)) throw new GatewayError('CONFIG_INVALID', `${dataDir} is not initialised: run "gateway init" first`);
-  const config = loadConfig(dataDir);
+  const config = withEnvironment(loadConfig(dataDir));
   const logger = options.logger ?? pino({ level: 'warn', base: { pid: process.pid } }, pino.destination({ fd: 2, sync: true }));
   const lock = await lockDataDir(dataDir, options.kind, options.lockWaitMs ?? 30_000);
   let dir: string | null = null;

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { ConnectionManager } from '../connection/manager.js';
 import type { ConnectionHooks } from '../connection/types.js';
+import type { ConnectionStatus } from '../domain/types.js';
 import type { Clock } from '../domain/clock.js';
 import type { EventBus } from '../events/bus.js';
 import type { MessageHub } from '../messages/hub.js';
@@ -13,6 +14,8 @@ export interface HookParts {
   hub: Pick<MessageHub, 'received' | 'update'>;
   clock: Clock;
   logger: Logger;
+  /** Several hosts: the other nodes show the status of what runs here. */
+  reportStatus?: (instanceId: string, status: ConnectionStatus, reason: string | null) => void;
 }
 
 /**
@@ -25,6 +28,7 @@ export function connectionHooks(parts: HookParts): (instanceId: string) => Conne
   return (id) => ({
     onStatus: (change) => {
       status.connectionChanged(id, change);
+      parts.reportStatus?.(id, change.to, change.reason ?? null);
       manager.notify(id, { type: 'status', change });
     },
     onQr: (qr) => {

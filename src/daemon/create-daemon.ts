@@ -32,7 +32,12 @@ import { sandboxFeature } from '../sandbox/routes.js';
 import { sendingFeature } from '../sending/feature.js';
 import { SendService } from '../sending/send-service.js';
 import { StatusReporter } from '../status/status-reporter.js';
-import { openFileStorage } from '../storage/files/index.js';
+import { openStorage } from '../storage/open.js';
+import { isPostgres } from '../storage/postgres/is-postgres.js';
+import { pgServerSecret } from '../cluster/pg-server-secret.js';
+import { clusterFeature } from '../cluster/feature.js';
+import type { InstanceRecord } from '../schemas/instance.js';
+import type { ConnectionStatus } from '../domain/types.js';
 import { storePaths } from '../storage/files/paths.js';
 import type { Storage } from '../storage/storage.js';
 import type { WriteGuard } from '../fs/write-guard.js';
@@ -77,6 +82,8 @@ export interface Daemon {
   readonly flows: FlowsFeature;
   readonly webhooks: WebhookDeliverer;
   start(): Promise<void>;
+  /** The daemon listens now: what needs its real address (a node's leases) starts. */
+  listening(address: { host: string; port: number }): Promise<void>;
   /** Ends the long-lived answers (live events) so HTTP can drain. */
   closeStreams(): void;
   stop(): Promise<void>;
@@ -88,14 +95,20 @@ export interface Daemon {
  * and returning what it adds (routes, middleware, event consumers, gauges); then the HTTP app.
  */
 export async function createDaemon(parts: DaemonParts): Promise<Daemon> {
-  const { dataDir, config, mode, logger } = parts;
+  const { dataDir, mode, logger } = parts;
   const clock = parts.clock ?? systemClock;
   const timers = parts.timers ?? systemTimers;
 
   // ---- shared parts -------------------------------------------------------------------------
-  const storage = parts.storage ?? (await openFileStorage({ dataDir, config, clock, timers, logger, guard: parts.guard }));
+  // On PostgreSQL the plans and the webhook policy are the gateway's (every node the same).
+  const opened = parts.storage ? { storage: parts.storage, config: parts.config } : await openStorage({ dataDir, config: parts.config, clock, timers, logger, guard: parts.guard });
+  const { storage, config } = opened;
   const { instances, credits, messages, media } = storage;
-  const serverSecret = configServerSecret(dataDir, { hash: config.serverSecretHash, retiring: config.retiringServerSecretHash ?? null }, parts.guard);
+  // On PostgreSQL every node shares one server secret (the gateway record); else config.json holds it.
+  const pg = isPostgres(storage) ? storage : null;
+  const serverSecret = pg
+    ? await pgServerSecret(pg, logger)
+    : configServerSecret(dataDir, { hash: config.serverSecretHash, retiring: config.retiringServerSecretHash ?? null }, parts.guard);
   const bus = new EventBus(logger);
   const hub = new MessageHub({ store: messages, media, bus, clock, logger, maxMediaBytes: config.media.maxBytes });
   const prometheus =
@@ -120,20 +133,65 @@ export async function createDaemon(parts: DaemonParts): Promise<Daemon> {
     now: () => clock.now(),
     maxConcurrentConnects: config.baileys.maxConcurrentConnects,
   });
-  const status = new StatusReporter({ instances, credits, manager, bus, clock, timers, logger, offline: mode === 'offline' });
-  hooksFor = connectionHooks({ status, manager, bus, hub, clock, logger });
+  let appControl: ControlRequests | null = null;
+  // Several hosts: the leases say which instances run here; requests about the others go to their owner.
+  const cluster =
+    pg && mode === 'daemon'
+      ? await clusterFeature({
+          config,
+          storage: pg,
+          instances,
+          control: () => appControl!,
+          logger,
+          adopt: (id) => {
+            const record = instances.get(id);
+            if (!record) return;
+            // What the previous owner spent and stored is read again before anything runs here.
+            void (async () => {
+              await credits.refresh?.(id);
+              await manager.start(record);
+            })().catch((err: unknown) => logger.error({ err, instanceId: id }, 'could not start a connection taken over'));
+            void webhooks.deliverer.outbox.loadInstance(id).catch((err: unknown) => logger.error({ err, instanceId: id }, 'could not load the webhooks of an instance taken over'));
+          },
+          release: async (id) => {
+            webhooks.deliverer.outbox.forget(id);
+            await manager.release(id);
+          },
+        })
+      : null;
+  const status = new StatusReporter({
+    instances,
+    credits,
+    manager,
+    bus,
+    clock,
+    timers,
+    logger,
+    offline: mode === 'offline',
+    ...(cluster ? { elsewhere: (id: string) => cluster.leases.lease(id) } : {}),
+  });
+  hooksFor = connectionHooks({ status, manager, bus, hub, clock, logger, ...(cluster ? { reportStatus: (id: string, s: ConnectionStatus, r: string | null) => cluster.leases.reportStatus(id, s, r) } : {}) });
   const sender = new SendService({ instances, credits, manager, clock, logger, metrics, typing: config.sending.typing, planChanged: (id) => status.planChanged(id), hub });
   const core: Core = { mode, dataDir, guard: parts.guard, paths: storePaths(dataDir), config, serverSecret, clock, timers, logger, storage, instances, credits, bus, manager, status, sender, metrics, messages, media, hub };
 
   // ---- features -----------------------------------------------------------------------------
-  const webhooks = await webhooksFeature(core, parts.webhooks);
+  const webhooks = await webhooksFeature(
+    { mode, config, clock, timers, logger, metrics, instances, outbox: storage.outbox, ...(cluster ? { serves: (id: string) => cluster.owns(id) } : {}) },
+    parts.webhooks,
+  );
   const flows = flowsFeature({ mode, config, clock, timers, logger, bus, sender, instances, store: storage.flows });
   const liveEvents = liveEventsFeature({ maxClientsPerInstance: config.events.maxClientsPerInstance });
   const lifecycleRemovers: Array<(id: string) => Promise<void>> = [];
-  const lifecycle = new InstanceLifecycle({ mode, config, clock, logger, instances, credits, storage, manager, status }, lifecycleRemovers, parts.logoutTimeoutMs ?? 10_000);
+  // A new instance runs where it was created; on several hosts this node takes its lease first.
+  const startConnection = async (record: InstanceRecord): Promise<void> => {
+    if (cluster && !(await cluster.claim(record.id))) return;
+    await manager.start(record);
+    if (cluster) await webhooks.deliverer.outbox.loadInstance(record.id);
+  };
+  const lifecycle = new InstanceLifecycle({ mode, config, clock, logger, instances, credits, storage, manager, status, startConnection }, lifecycleRemovers, parts.logoutTimeoutMs ?? 10_000);
   const limiter = new AuthFailureLimiter(config.rateLimit.authFailures, config.rateLimit.authWindowMs, () => clock.now());
   const features: Feature[] = [
-    instancesFeature({ mode, config, instances, status, manager, lifecycle, logger }),
+    instancesFeature({ mode, config, instances, status, manager, lifecycle, logger, ownerOf: (id) => cluster?.ownerOf(id) ?? null }),
     sendingFeature({ config, sender }),
     messagesFeature({ mode, clock, messages, media, sender, openHandovers: (id) => flows.openHandovers(id) }),
     sandboxFeature({ config, manager, status }),
@@ -143,7 +201,8 @@ export async function createDaemon(parts: DaemonParts): Promise<Daemon> {
     pairingFeature({ instances, manager }),
     adminFeature({ mode, dataDir, serverSecret }),
     metricsFeature({ mode: config.metrics.mode, registry: prometheus?.registry ?? null }),
-    operationsFeature({ allRoutes: () => routes }),
+    operationsFeature({ allRoutes: () => routes, health: () => ({ node: cluster?.nodeId ?? null, storage: storage.engine }) }),
+    ...(cluster ? [cluster] : []),
     // The panel: its sessions authenticate the ordinary routes; off, /panel answers 404.
     ...(config.panel.enabled
       ? [panelFeature({ sessionIdleMinutes: config.panel.sessionIdleMinutes, instances, serverSecretHash: () => serverSecret.hash(), clock, limiter })]
@@ -176,6 +235,7 @@ export async function createDaemon(parts: DaemonParts): Promise<Daemon> {
     metrics,
     before: features.flatMap((f) => f.before ?? []),
   });
+  appControl = control;
 
   let stopping: Promise<void> | null = null;
   return {
@@ -191,8 +251,13 @@ export async function createDaemon(parts: DaemonParts): Promise<Daemon> {
       if (mode !== 'daemon') return;
       status.start();
       await lifecycle.resumeDeletes();
+      // On several hosts the leases start what runs here, once the node listens (`listening`).
+      if (cluster) return;
       // Not awaited: connections open in the background, a few at a time.
       void manager.startAll(instances.list()).catch((err: unknown) => logger.error({ err }, 'starting connections failed'));
+    },
+    async listening(address) {
+      for (const f of features) await f.listening?.(address);
     },
     closeStreams() {
       for (const f of features) f.closeStreams?.();

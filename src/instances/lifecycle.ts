@@ -17,7 +17,9 @@ export interface LifecycleParts {
   instances: InstanceRepository;
   credits: CreditRepository;
   storage: Pick<Storage, 'removeInstance'>;
-  manager: Pick<ConnectionManager, 'start' | 'remove'>;
+  manager: Pick<ConnectionManager, 'remove'>;
+  /** Runs a new instance's connection (on several hosts, this node takes its lease first). */
+  startConnection(record: InstanceRecord): Promise<void>;
   status: Pick<StatusReporter, 'planChanged' | 'forget'>;
 }
 import { GatewayError } from '../domain/errors.js';
@@ -49,12 +51,12 @@ export class InstanceLifecycle {
 
   /** Creates an instance with its starting credits (stored first) and starts its connection. */
   async create(input: CreateInstanceInput, extraCredits = 0): Promise<CreatedInstance> {
-    const { instances, credits: ledger, config, manager, status, mode } = this.core;
+    const { instances, credits: ledger, config, status, mode } = this.core;
     const credits = extraCredits + config.plans.initialCredits;
     const created = await instances.create(input, async (id) => {
       if (credits > 0) await ledger.add(id, credits);
     });
-    if (mode === 'daemon') await manager.start(created.record);
+    if (mode === 'daemon') await this.core.startConnection(created.record);
     status.planChanged(created.record.id);
     return created;
   }

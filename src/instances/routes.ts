@@ -15,6 +15,8 @@ export interface InstancesParts {
   manager: Pick<ConnectionManager, 'get'>;
   lifecycle: InstanceLifecycle;
   logger: Logger;
+  /** Several hosts: the node that runs the instance now (null: none, or one host). */
+  ownerOf: (instanceId: string) => string | null;
 }
 import { GatewayError } from '../domain/errors.js';
 import type { InstanceRecord } from '../schemas/instance.js';
@@ -40,7 +42,7 @@ import { afterDelivery } from '../http/after-delivery.js';
 import { hashSecret } from '../domain/secrets.js';
 
 /** An instance as the admin routes and the CLI show it. */
-export function instanceView(core: Pick<InstancesParts, 'status'>, record: InstanceRecord) {
+export function instanceView(core: Pick<InstancesParts, 'status' | 'ownerOf'>, record: InstanceRecord) {
   const s = core.status.view(record);
   return {
     instanceId: record.id,
@@ -55,6 +57,7 @@ export function instanceView(core: Pick<InstancesParts, 'status'>, record: Insta
     quotaRemaining: s.quotaRemaining,
     createdAt: record.createdAt,
     webhook: webhookView(record.webhook),
+    node: core.ownerOf(record.id),
   };
 }
 

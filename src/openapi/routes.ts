@@ -4,11 +4,11 @@ import type { Feature } from '../features/feature.js';
 import { openApiDocument, servedTo } from './document.js';
 
 /** `GET /openapi.json` and `GET /healthz`, without auth; the document lists every route of the daemon. */
-export function operationsFeature(parts: { allRoutes: () => readonly RouteDef[] }): Feature {
-  return { name: 'operations', routes: operationsRoutes(parts.allRoutes) };
+export function operationsFeature(parts: { allRoutes: () => readonly RouteDef[]; health: () => { node: string | null; storage: string } }): Feature {
+  return { name: 'operations', routes: operationsRoutes(parts.allRoutes, parts.health) };
 }
 
-function operationsRoutes(allRoutes: () => readonly RouteDef[]): RouteDef[] {
+function operationsRoutes(allRoutes: () => readonly RouteDef[], health: () => { node: string | null; storage: string }): RouteDef[] {
   let doc: Record<string, unknown> | null = null;
   return [
     defineRoute({
@@ -18,8 +18,19 @@ function operationsRoutes(allRoutes: () => readonly RouteDef[]): RouteDef[] {
       operationId: 'health',
       summary: 'Liveness: 200 while the daemon serves',
       tags: ['operations'],
-      response: { description: 'Serving.', schema: Type.Object({ ok: Type.Literal(true) }, { additionalProperties: false }), example: { ok: true } },
-      handle: () => ({ ok: true }),
+      response: {
+        description: 'Serving.',
+        schema: Type.Object(
+          {
+            ok: Type.Literal(true),
+            node: Type.Union([Type.String(), Type.Null()], { description: 'This node (several hosts); null on one host.' }),
+            storage: Type.String({ description: 'The storage engine: files or postgres.' }),
+          },
+          { additionalProperties: false },
+        ),
+        example: { ok: true, node: null, storage: 'files' },
+      },
+      handle: () => ({ ok: true as const, ...health() }),
     }),
     defineRoute({
       method: 'GET',

@@ -65,6 +65,7 @@ export const InstanceView = closed({
   quotaRemaining: Quota,
   createdAt: IsoTime,
   webhook: Type.Union([WebhookView, Type.Null()]),
+  node: Type.Union([Type.String(), Type.Null()], { description: 'The node that runs the instance now (several hosts on PostgreSQL); null on one host, or while it moves.' }),
 });
 export type InstanceViewT = Static<typeof InstanceView>;
 

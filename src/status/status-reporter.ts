@@ -3,7 +3,7 @@ import type { ConnectionManager } from '../connection/manager.js';
 import type { StatusChange } from '../connection/types.js';
 import type { Clock } from '../domain/clock.js';
 import { MAX_TIMER_MS, type TimerHandle, type Timers } from '../domain/timers.js';
-import type { InstanceStatus } from '../domain/types.js';
+import type { ConnectionStatus, InstanceStatus } from '../domain/types.js';
 import type { InstanceRecord } from '../schemas/instance.js';
 import type { EventBus } from '../events/bus.js';
 import type { InstanceRepository } from '../storage/ports/instances.js';
@@ -20,6 +20,8 @@ export interface StatusReporterDeps {
   logger: Logger;
   /** No daemon runs (a CLI command): connections are not open, status shows `disconnected`. */
   offline: boolean;
+  /** Several hosts: the status of an instance whose connection runs on another node (its lease). */
+  elsewhere?: (instanceId: string) => { status: ConnectionStatus | null; reason: string | null } | null;
 }
 
 /** How the API shows an instance's status and plan. */
@@ -67,11 +69,12 @@ export class StatusReporter {
     const credits = this.deps.credits.balance(record.id);
     const connection = this.deps.manager.get(record.id)?.connection;
     const offline = this.deps.offline && !connection;
-    const status = effectiveStatus(record, credits, now, connection?.status ?? (offline ? 'disconnected' : 'initializing'));
+    const remote = connection ? null : (this.deps.elsewhere?.(record.id) ?? null);
+    const status = effectiveStatus(record, credits, now, connection?.status ?? remote?.status ?? (offline ? 'disconnected' : 'initializing'));
     return {
       instanceId: record.id,
       status,
-      reason: status === 'requires_premium' ? PREMIUM_LAPSED : (connection?.reason ?? (offline ? 'the daemon is not running' : null)),
+      reason: status === 'requires_premium' ? PREMIUM_LAPSED : (connection?.reason ?? remote?.reason ?? (offline ? 'the daemon is not running' : null)),
       premium: isPremium(record, now),
       premiumUntil: record.premiumUntil,
       credits,

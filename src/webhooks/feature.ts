@@ -1,5 +1,11 @@
-import type { Core } from '../daemon/core.js';
-import type { Feature } from '../features/feature.js';
+import type { Logger } from 'pino';
+import type { GatewayConfig } from '../config/schema.js';
+import type { Clock } from '../domain/clock.js';
+import type { MetricsSink } from '../domain/metrics-sink.js';
+import type { Timers } from '../domain/timers.js';
+import type { DaemonMode, Feature } from '../features/feature.js';
+import type { InstanceRepository } from '../storage/ports/instances.js';
+import type { OutboxStore } from '../storage/ports/outbox.js';
 import { WebhookDeliverer } from './deliverer.js';
 import { webhookRoutes } from './routes.js';
 import { systemResolver, type Resolver } from './target-policy.js';
@@ -15,6 +21,20 @@ export interface WebhookSeams {
   stopGraceMs?: number;
 }
 
+/** What webhook delivery is built from. */
+export interface WebhooksParts {
+  mode: DaemonMode;
+  config: Pick<GatewayConfig, 'webhooks'>;
+  clock: Clock;
+  timers: Timers;
+  logger: Logger;
+  metrics: MetricsSink;
+  instances: InstanceRepository;
+  outbox: OutboxStore;
+  /** Whether this node delivers an instance's webhooks (several hosts: the instances it owns). */
+  serves?: (instanceId: string) => boolean;
+}
+
 export const DEFAULT_USER_AGENT = 'wa-gateway-webhooks/0.1 (+https://www.standardwebhooks.com)';
 
 /**
@@ -22,12 +42,12 @@ export const DEFAULT_USER_AGENT = 'wa-gateway-webhooks/0.1 (+https://www.standar
  * event consumer (an event that could not be stored fails its publish, so it is not acknowledged
  * upstream); the daemon delivers, a CLI command (no daemon) only reads, re-queues and removes.
  */
-export async function webhooksFeature(core: Core, seams: WebhookSeams = {}): Promise<Feature & { deliverer: WebhookDeliverer }> {
+export async function webhooksFeature(core: WebhooksParts, seams: WebhookSeams = {}): Promise<Feature & { deliverer: WebhookDeliverer }> {
   const { clock } = core;
   const deliverer = new WebhookDeliverer({
-    store: core.storage.outbox,
+    store: core.outbox,
     settings: core.config.webhooks,
-    instances: core.instances,
+    instances: { get: (id) => (core.serves && !core.serves(id) ? undefined : core.instances.get(id)) },
     clock,
     // Retries wait on a clock that does not step with the wall clock (issue 21: a retry due in
     // 5 s waited an hour after the clock was set back); a test clock without one drives both.

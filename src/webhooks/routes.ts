@@ -1,5 +1,6 @@
 import Type from 'typebox';
-import type { Core } from '../daemon/core.js';
+import type { GatewayConfig } from '../config/schema.js';
+import type { InstanceRepository } from '../storage/ports/instances.js';
 import { GatewayError } from '../domain/errors.js';
 import { defineRoute, type RouteDef } from '../http/route.js';
 import { closed } from '../schemas/common.js';
@@ -10,7 +11,7 @@ import { summarise } from './delivery-record.js';
 import { applyWebhookChange, webhookView } from './settings.js';
 
 /** The instance's webhook (where, signed how, which events) and its deliveries. */
-export function webhookRoutes(core: Core, deliverer: WebhookDeliverer): RouteDef[] {
+export function webhookRoutes(core: { config: Pick<GatewayConfig, 'webhooks'>; instances: Pick<InstanceRepository, 'modify'> }, deliverer: WebhookDeliverer): RouteDef[] {
   return [
     defineRoute({
       method: 'PUT',

@@ -41,6 +41,11 @@ export interface CreditRepository {
    * its writes are stored (at most `waitMs`).
    */
   forget(id: string, waitMs?: number): Promise<void>;
+  /**
+   * This process starts running the instance (several hosts: it moved here): re-read its account,
+   * which other processes changed meanwhile, releasing holds of processes that are gone.
+   */
+  refresh?(id: string): Promise<void>;
   /** Removes what is stored for a deleted instance. */
   remove(id: string): Promise<void>;
   /** Writes what is queued (holds taken in advance are given back) and closes. */

@@ -45,6 +45,8 @@ export interface InstanceRepository {
   /** Takes an instance out of service: from now on it is unknown to every route. */
   markDeleting(id: string): Promise<InstanceRecord>;
   remove(id: string): Promise<InstanceRecord>;
+  /** The owner's one-time trial length, when it is the gateway's shared setting (several hosts). */
+  setTrialDays?(days: number): void;
   /** Called with the id of every record another writer changed (never for this process' own writes). */
   onChange(listener: (id: string) => void): () => void;
 }

@@ -94,6 +94,11 @@ export class PgCredits implements CreditRepository {
     for (const r of rows) this.see(this.account(r.instance_id), r);
   }
 
+  async refresh(id: string): Promise<void> {
+    await this.releaseStale().catch((err: unknown) => this.logger.warn({ err: errorMessage(err) }, 'could not release the credit holds of processes that are gone'));
+    await this.changed(id);
+  }
+
   /** Another process added credits or released holds of this instance: re-read its row. */
   async changed(id: string): Promise<void> {
     try {

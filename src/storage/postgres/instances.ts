@@ -53,7 +53,7 @@ export class PgInstances implements InstanceRepository {
     private readonly db: Db,
     private readonly session: () => Session,
     private readonly clock: Clock,
-    private readonly trialDays: number,
+    private trialDays: number,
     private readonly logger: Logger,
   ) {}
 
@@ -157,6 +157,10 @@ export class PgInstances implements InstanceRepository {
     if (!removed) throw notFound(id);
     this.cache.delete(id);
     return removed.doc as InstanceRecord;
+  }
+
+  setTrialDays(days: number): void {
+    this.trialDays = days;
   }
 
   onChange(listener: (id: string) => void): () => void {
