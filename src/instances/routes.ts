@@ -75,6 +75,7 @@ const EXAMPLE_VIEW = {
   quotaRemaining: 'unlimited',
   createdAt: '2026-01-01T12:00:00.000Z',
   webhook: { url: 'https://example.com/hook', signed: true, events: 'all' },
+  node: null,
 };
 
 /** Cursor = the last instance id of a page; ids are opaque, so base64url keeps it opaque too. */

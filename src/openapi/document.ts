@@ -35,6 +35,8 @@ function impliedErrors(def: RouteDef): ErrorCode[] {
   if (def.auth === 'instance' || def.auth === 'admin') out.push('UNAUTHORIZED', 'RATE_LIMITED');
   if (def.body) out.push('INVALID_JSON', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE');
   if (def.query) out.push('INVALID_FIELD');
+  // Several hosts: a request about an instance that is moving to another node.
+  if (/:id\b/.test(def.path)) out.push('INSTANCE_MOVING');
   return out;
 }
 

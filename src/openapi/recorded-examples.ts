@@ -3,69 +3,71 @@
 export const RECORDED_EXAMPLES: Readonly<Record<string, unknown>> = {
   "DELETE /api/instances/{id}": {
     "success": true,
-    "instanceId": "inst_j8ud-YlfBOMx",
+    "instanceId": "inst_921F-aUHEDf_",
     "deleted": true,
     "logout": "not-paired"
   },
   "DELETE /api/{id}/flow": {
     "success": true,
-    "instanceId": "inst_yTRPx0qb33M4",
+    "instanceId": "inst_oTnwtknOYI1F",
     "deleted": true
   },
   "DELETE /api/{id}/messages/{messageId}": {
     "success": true,
-    "instanceId": "inst_yTRPx0qb33M4",
+    "instanceId": "inst_oTnwtknOYI1F",
     "chatId": "15551234567@s.whatsapp.net",
-    "messageId": "3EB00C42AE0EE400000001"
+    "messageId": "3EB056CBCB7D38A6C3904F"
   },
   "DELETE /api/{id}/webhook": {
     "success": true,
-    "instanceId": "inst_yTRPx0qb33M4",
+    "instanceId": "inst_oTnwtknOYI1F",
     "webhook": null
   },
   "GET /api/instances": {
     "success": true,
     "instances": [
       {
-        "instanceId": "inst_yTRPx0qb33M4",
+        "instanceId": "inst_oTnwtknOYI1F",
         "name": "shop",
         "owner": "acme",
         "sandbox": true,
         "status": "initializing",
         "reason": "starting",
-        "premium": true,
-        "premiumUntil": "2026-12-24T14:03:04.943Z",
+        "premium": false,
+        "premiumUntil": null,
         "credits": 100,
-        "quotaRemaining": "unlimited",
-        "createdAt": "2026-11-24T14:03:04.943Z",
-        "webhook": null
+        "quotaRemaining": "100",
+        "createdAt": "2026-11-25T22:41:30.244Z",
+        "webhook": null,
+        "node": null
       }
     ],
     "nextCursor": null
   },
   "GET /api/instances/{id}": {
     "success": true,
-    "instanceId": "inst_yTRPx0qb33M4",
+    "instanceId": "inst_oTnwtknOYI1F",
     "name": "shop",
     "owner": "acme",
     "sandbox": true,
     "status": "qr_code_generated",
     "reason": "waiting for scan",
     "premium": true,
-    "premiumUntil": "2027-01-23T14:03:04.943Z",
+    "premiumUntil": "2026-12-25T22:41:30.350Z",
     "credits": 150,
     "quotaRemaining": "unlimited",
-    "createdAt": "2026-11-24T14:03:04.943Z",
-    "webhook": null
+    "createdAt": "2026-11-25T22:41:30.244Z",
+    "webhook": null,
+    "node": null
   },
   "GET /api/{id}/chats": {
     "success": true,
-    "instanceId": "inst_yTRPx0qb33M4",
+    "instanceId": "inst_oTnwtknOYI1F",
     "chats": [
       {
         "chatId": "120363041234567890@g.us",
         "isGroup": true,
-        "lastMessageAt": "2026-11-24T14:03:06.024Z",
+        "lastMessageAt": "2026-11-25T22:41:31.167Z",
         "unread": 1,
         "handover": false
       },
@@ -73,7 +75,7 @@ export const RECORDED_EXAMPLES: Readonly<Record<string, unknown>> = {
         "chatId": "15551234567@s.whatsapp.net",
         "name": "Ann",
         "isGroup": false,
-        "lastMessageAt": "2026-11-24T14:03:06.016Z",
+        "lastMessageAt": "2026-11-25T22:41:31.147Z",
         "unread": 0,
         "handover": false
       }
@@ -81,19 +83,19 @@ export const RECORDED_EXAMPLES: Readonly<Record<string, unknown>> = {
   },
   "GET /api/{id}/chats/{chatId}/messages": {
     "success": true,
-    "instanceId": "inst_yTRPx0qb33M4",
+    "instanceId": "inst_oTnwtknOYI1F",
     "chatId": "15551234567@s.whatsapp.net",
     "messages": [
       {
-        "messageId": "SBX0C42AE0EE400000006",
+        "messageId": "SBXD2A6D6C2917443BDE3",
         "chatId": "15551234567@s.whatsapp.net",
         "fromMe": false,
         "sender": "15551234567@s.whatsapp.net",
         "from": "+15551234567",
         "type": "text",
         "status": "read",
-        "timestamp": "2026-11-24T14:03:06.016Z",
-        "updatedAt": "2026-11-24T14:03:06.034Z",
+        "timestamp": "2026-11-25T22:41:31.147Z",
+        "updatedAt": "2026-11-25T22:41:31.237Z",
         "fromName": "Ann",
         "text": "Do you deliver?",
         "reactions": [
@@ -104,15 +106,15 @@ export const RECORDED_EXAMPLES: Readonly<Record<string, unknown>> = {
         ]
       },
       {
-        "messageId": "3EB00C42AE0EE400000005",
+        "messageId": "3EB008C03CE95A8F9B1A66",
         "chatId": "15551234567@s.whatsapp.net",
         "fromMe": true,
         "sender": null,
         "from": null,
         "type": "poll",
         "status": "sent",
-        "timestamp": "2026-11-24T14:03:05.992Z",
-        "updatedAt": "2026-11-24T14:03:05.992Z",
+        "timestamp": "2026-11-25T22:41:31.113Z",
+        "updatedAt": "2026-11-25T22:41:31.113Z",
         "poll": {
           "question": "Lunch?",
           "options": [
@@ -123,15 +125,15 @@ export const RECORDED_EXAMPLES: Readonly<Record<string, unknown>> = {
         }
       },
       {
-        "messageId": "3EB00C42AE0EE400000004",
+        "messageId": "3EB0560505985DD11F51C1",
         "chatId": "15551234567@s.whatsapp.net",
         "fromMe": true,
         "sender": null,
         "from": null,
         "type": "contact",
         "status": "sent",
-        "timestamp": "2026-11-24T14:03:05.988Z",
-        "updatedAt": "2026-11-24T14:03:05.988Z",
+        "timestamp": "2026-11-25T22:41:31.095Z",
+        "updatedAt": "2026-11-25T22:41:31.095Z",
         "contacts": [
           {
             "name": "Support",
@@ -141,11 +143,11 @@ export const RECORDED_EXAMPLES: Readonly<Record<string, unknown>> = {
         ]
       }
     ],
-    "nextBefore": "3EB00C42AE0EE400000004"
+    "nextBefore": "3EB0560505985DD11F51C1"
   },
   "GET /api/{id}/flow": {
     "success": true,
-    "instanceId": "inst_yTRPx0qb33M4",
+    "instanceId": "inst_oTnwtknOYI1F",
     "flow": {
       "name": "Support",
       "start": "welcome",
@@ -172,11 +174,11 @@ export const RECORDED_EXAMPLES: Readonly<Record<string, unknown>> = {
       }
     },
     "revision": "00d0af8c71bd1679",
-    "updatedAt": "2026-11-24T14:03:06.174Z"
+    "updatedAt": "2026-11-25T22:41:31.283Z"
   },
   "GET /api/{id}/groups": {
     "success": true,
-    "instanceId": "inst_yTRPx0qb33M4",
+    "instanceId": "inst_oTnwtknOYI1F",
     "groups": [
       {
         "chatId": "120363041234567890@g.us",
@@ -187,7 +189,7 @@ export const RECORDED_EXAMPLES: Readonly<Record<string, unknown>> = {
   },
   "GET /api/{id}/groups/{chatId}": {
     "success": true,
-    "instanceId": "inst_yTRPx0qb33M4",
+    "instanceId": "inst_oTnwtknOYI1F",
     "chatId": "120363041234567890@g.us",
     "subject": "Sandbox group 120363041234567890",
     "participants": [
@@ -200,7 +202,7 @@ export const RECORDED_EXAMPLES: Readonly<Record<string, unknown>> = {
   },
   "GET /api/{id}/handovers": {
     "success": true,
-    "instanceId": "inst_yTRPx0qb33M4",
+    "instanceId": "inst_oTnwtknOYI1F",
     "handovers": [
       {
         "phone": "+15550001111",
@@ -208,23 +210,23 @@ export const RECORDED_EXAMPLES: Readonly<Record<string, unknown>> = {
         "fromName": "Bo",
         "flow": "Support",
         "node": "human",
-        "openedAt": "2026-11-24T14:03:06.214Z",
-        "expiresAt": "2026-11-24T15:03:06.214Z"
+        "openedAt": "2026-11-25T22:41:31.305Z",
+        "expiresAt": "2026-11-25T23:41:31.305Z"
       }
     ]
   },
   "GET /api/{id}/messages/{messageId}": {
     "success": true,
-    "instanceId": "inst_yTRPx0qb33M4",
-    "messageId": "3EB00C42AE0EE400000001",
+    "instanceId": "inst_oTnwtknOYI1F",
+    "messageId": "3EB056CBCB7D38A6C3904F",
     "chatId": "15551234567@s.whatsapp.net",
     "fromMe": true,
     "sender": null,
     "from": null,
     "type": "text",
     "status": "read",
-    "timestamp": "2026-11-24T14:03:05.491Z",
-    "updatedAt": "2026-11-24T14:03:06.044Z",
+    "timestamp": "2026-11-25T22:41:30.741Z",
+    "updatedAt": "2026-11-25T22:41:31.241Z",
     "text": "Hello again!",
     "edited": true,
     "reactions": [
@@ -236,69 +238,69 @@ export const RECORDED_EXAMPLES: Readonly<Record<string, unknown>> = {
   },
   "GET /api/{id}/qr-code": {
     "success": true,
-    "instanceId": "inst_yTRPx0qb33M4",
+    "instanceId": "inst_oTnwtknOYI1F",
     "status": "qr_code_generated",
-    "qr": "sandbox:inst_yTRPx0qb33M4:plAveXyPhVKn0vr7",
+    "qr": "sandbox:inst_oTnwtknOYI1F:tkLg5oNO_WIawj1m",
     "qrImage": "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAQgAAAEICAYAAA..."
   },
   "GET /api/{id}/sandbox/actions": {
     "success": true,
-    "instanceId": "inst_yTRPx0qb33M4",
+    "instanceId": "inst_oTnwtknOYI1F",
     "actions": [
       {
         "action": "react",
         "chatId": "15551234567@s.whatsapp.net",
-        "messageId": "SBX0C42AE0EE400000006",
+        "messageId": "SBXD2A6D6C2917443BDE3",
         "emoji": "❤️",
-        "at": "2026-11-24T14:03:06.034Z"
+        "at": "2026-11-25T22:41:31.237Z"
       },
       {
         "action": "edit",
         "chatId": "15551234567@s.whatsapp.net",
-        "messageId": "3EB00C42AE0EE400000001",
+        "messageId": "3EB056CBCB7D38A6C3904F",
         "text": "Hello again!",
-        "at": "2026-11-24T14:03:06.044Z"
+        "at": "2026-11-25T22:41:31.241Z"
       },
       {
         "action": "read",
         "chatId": "15551234567@s.whatsapp.net",
-        "messageId": "SBX0C42AE0EE400000006",
-        "at": "2026-11-24T14:03:06.060Z"
+        "messageId": "SBXD2A6D6C2917443BDE3",
+        "at": "2026-11-25T22:41:31.247Z"
       },
       {
         "action": "presence",
         "chatId": "15551234567@s.whatsapp.net",
         "state": "typing",
-        "at": "2026-11-24T14:03:06.064Z"
+        "at": "2026-11-25T22:41:31.250Z"
       }
     ]
   },
   "GET /api/{id}/sandbox/sent": {
     "success": true,
-    "instanceId": "inst_yTRPx0qb33M4",
+    "instanceId": "inst_oTnwtknOYI1F",
     "messages": [
       {
-        "messageId": "3EB00C42AE0EE400000001",
+        "messageId": "3EB056CBCB7D38A6C3904F",
         "to": "15551234567@s.whatsapp.net",
         "phone": "+15551234567",
         "type": "text",
-        "sentAt": "2026-11-24T14:03:05.512Z",
+        "sentAt": "2026-11-25T22:41:30.763Z",
         "message": "Hello!"
       },
       {
-        "messageId": "3EB00C42AE0EE400000002",
+        "messageId": "3EB09B38CB553593F7B425",
         "to": "15551234567@s.whatsapp.net",
         "phone": "+15551234567",
         "type": "document",
-        "sentAt": "2026-11-24T14:03:05.974Z",
+        "sentAt": "2026-11-25T22:41:31.058Z",
         "caption": "Our menu"
       },
       {
-        "messageId": "3EB00C42AE0EE400000003",
+        "messageId": "3EB02A06707F8885AD9621",
         "to": "15551234567@s.whatsapp.net",
         "phone": "+15551234567",
         "type": "location",
-        "sentAt": "2026-11-24T14:03:05.984Z",
+        "sentAt": "2026-11-25T22:41:31.080Z",
         "location": {
           "latitude": 52.52,
           "longitude": 13.405,
@@ -306,11 +308,11 @@ export const RECORDED_EXAMPLES: Readonly<Record<string, unknown>> = {
         }
       },
       {
-        "messageId": "3EB00C42AE0EE400000004",
+        "messageId": "3EB0560505985DD11F51C1",
         "to": "15551234567@s.whatsapp.net",
         "phone": "+15551234567",
         "type": "contact",
-        "sentAt": "2026-11-24T14:03:05.988Z",
+        "sentAt": "2026-11-25T22:41:31.095Z",
         "contacts": [
           {
             "name": "Support",
@@ -320,11 +322,11 @@ export const RECORDED_EXAMPLES: Readonly<Record<string, unknown>> = {
         ]
       },
       {
-        "messageId": "3EB00C42AE0EE400000005",
+        "messageId": "3EB008C03CE95A8F9B1A66",
         "to": "15551234567@s.whatsapp.net",
         "phone": "+15551234567",
         "type": "poll",
-        "sentAt": "2026-11-24T14:03:05.992Z",
+        "sentAt": "2026-11-25T22:41:31.113Z",
         "poll": {
           "question": "Lunch?",
           "options": [
@@ -338,9 +340,9 @@ export const RECORDED_EXAMPLES: Readonly<Record<string, unknown>> = {
   },
   "GET /api/{id}/webhook": {
     "success": true,
-    "instanceId": "inst_yTRPx0qb33M4",
+    "instanceId": "inst_oTnwtknOYI1F",
     "webhook": {
-      "url": "http://127.0.0.1:38883/hook",
+      "url": "http://127.0.0.1:35631/hook",
       "signed": true,
       "events": [
         "message.received",
@@ -350,7 +352,7 @@ export const RECORDED_EXAMPLES: Readonly<Record<string, unknown>> = {
   },
   "GET /api/{id}/webhook/deliveries": {
     "success": true,
-    "instanceId": "inst_yTRPx0qb33M4",
+    "instanceId": "inst_oTnwtknOYI1F",
     "counts": {
       "pending": 0,
       "delivered": 9,
@@ -358,66 +360,68 @@ export const RECORDED_EXAMPLES: Readonly<Record<string, unknown>> = {
     },
     "deliveries": [
       {
-        "id": "msg_0mwurlkfc8c184fb3d016b539",
+        "id": "msg_0mwwpk3z37cca021a1932efdd",
         "type": "message.received",
-        "createdAt": "2026-11-24T14:03:06.024Z",
+        "createdAt": "2026-11-25T22:41:31.167Z",
         "status": "delivered",
         "attempts": 1,
         "lastError": null,
         "lastStatus": 200,
         "nextAttemptAt": null,
-        "deliveredAt": "2026-11-24T14:03:06.033Z",
-        "finishedAt": "2026-11-24T14:03:06.033Z",
+        "deliveredAt": "2026-11-25T22:41:31.186Z",
+        "finishedAt": "2026-11-25T22:41:31.186Z",
         "redeliveries": 0
       },
       {
-        "id": "msg_0mwurlkf4ae24ad97c76d2281",
+        "id": "msg_0mwwpk3yk9552cc88e5e115e2",
         "type": "message.received",
-        "createdAt": "2026-11-24T14:03:06.016Z",
+        "createdAt": "2026-11-25T22:41:31.148Z",
         "status": "delivered",
         "attempts": 1,
         "lastError": null,
         "lastStatus": 200,
         "nextAttemptAt": null,
-        "deliveredAt": "2026-11-24T14:03:06.025Z",
-        "finishedAt": "2026-11-24T14:03:06.025Z",
+        "deliveredAt": "2026-11-25T22:41:31.167Z",
+        "finishedAt": "2026-11-25T22:41:31.167Z",
         "redeliveries": 0
       }
     ]
   },
   "POST /api/instances/{id}/credits": {
     "success": true,
-    "instanceId": "inst_yTRPx0qb33M4",
+    "instanceId": "inst_oTnwtknOYI1F",
     "name": "shop",
     "owner": "acme",
     "sandbox": true,
-    "status": "qr_code_generated",
-    "reason": "waiting for scan",
-    "premium": true,
-    "premiumUntil": "2026-12-24T14:03:04.943Z",
+    "status": "initializing",
+    "reason": "starting",
+    "premium": false,
+    "premiumUntil": null,
     "credits": 150,
-    "quotaRemaining": "unlimited",
-    "createdAt": "2026-11-24T14:03:04.943Z",
-    "webhook": null
+    "quotaRemaining": "150",
+    "createdAt": "2026-11-25T22:41:30.244Z",
+    "webhook": null,
+    "node": null
   },
   "POST /api/instances/{id}/premium": {
     "success": true,
-    "instanceId": "inst_yTRPx0qb33M4",
+    "instanceId": "inst_oTnwtknOYI1F",
     "name": "shop",
     "owner": "acme",
     "sandbox": true,
     "status": "qr_code_generated",
     "reason": "waiting for scan",
     "premium": true,
-    "premiumUntil": "2027-01-23T14:03:04.943Z",
+    "premiumUntil": "2026-12-25T22:41:30.350Z",
     "credits": 150,
     "quotaRemaining": "unlimited",
-    "createdAt": "2026-11-24T14:03:04.943Z",
-    "webhook": null
+    "createdAt": "2026-11-25T22:41:30.244Z",
+    "webhook": null,
+    "node": null
   },
   "POST /api/instances/{id}/rotate-key": {
     "success": true,
-    "instanceId": "inst_j8ud-YlfBOMx",
+    "instanceId": "inst_921F-aUHEDf_",
     "name": "spare",
     "owner": "acme",
     "sandbox": true,
@@ -427,13 +431,14 @@ export const RECORDED_EXAMPLES: Readonly<Record<string, unknown>> = {
     "premiumUntil": null,
     "credits": 0,
     "quotaRemaining": "0",
-    "createdAt": "2026-11-24T14:03:05.230Z",
+    "createdAt": "2026-11-25T22:41:30.402Z",
     "webhook": null,
-    "apiKey": "gw_live_eQTtG7aQctfDbN7PIvv4FbAa_U6HhB_c"
+    "node": null,
+    "apiKey": "gw_live_TLeovmH3u3oaBF4_ETytszYSituD_lAw"
   },
   "POST /api/{id}/contacts/check": {
     "success": true,
-    "instanceId": "inst_yTRPx0qb33M4",
+    "instanceId": "inst_oTnwtknOYI1F",
     "results": [
       {
         "phone": "+15551234567",
@@ -444,114 +449,114 @@ export const RECORDED_EXAMPLES: Readonly<Record<string, unknown>> = {
   },
   "POST /api/{id}/handover/release": {
     "success": true,
-    "instanceId": "inst_yTRPx0qb33M4",
+    "instanceId": "inst_oTnwtknOYI1F",
     "phone": "+15550001111",
     "chatId": "15550001111@s.whatsapp.net",
     "released": true
   },
   "POST /api/{id}/logout": {
     "success": true,
-    "instanceId": "inst_yTRPx0qb33M4",
+    "instanceId": "inst_oTnwtknOYI1F",
     "status": "initializing"
   },
   "POST /api/{id}/messages/{messageId}/edit": {
     "success": true,
-    "instanceId": "inst_yTRPx0qb33M4",
+    "instanceId": "inst_oTnwtknOYI1F",
     "chatId": "15551234567@s.whatsapp.net",
-    "messageId": "3EB00C42AE0EE400000001"
+    "messageId": "3EB056CBCB7D38A6C3904F"
   },
   "POST /api/{id}/presence": {
     "success": true,
-    "instanceId": "inst_yTRPx0qb33M4",
+    "instanceId": "inst_oTnwtknOYI1F",
     "chatId": "15551234567@s.whatsapp.net"
   },
   "POST /api/{id}/react": {
     "success": true,
-    "instanceId": "inst_yTRPx0qb33M4",
+    "instanceId": "inst_oTnwtknOYI1F",
     "chatId": "15551234567@s.whatsapp.net",
-    "messageId": "SBX0C42AE0EE400000006"
+    "messageId": "SBXD2A6D6C2917443BDE3"
   },
   "POST /api/{id}/read": {
     "success": true,
-    "instanceId": "inst_yTRPx0qb33M4",
+    "instanceId": "inst_oTnwtknOYI1F",
     "chatId": "15551234567@s.whatsapp.net",
     "read": 1
   },
   "POST /api/{id}/restart": {
     "success": true,
-    "instanceId": "inst_yTRPx0qb33M4",
+    "instanceId": "inst_oTnwtknOYI1F",
     "status": "initializing"
   },
   "POST /api/{id}/rotate-key": {
     "success": true,
-    "instanceId": "inst_yTRPx0qb33M4",
-    "apiKey": "gw_live_k-52ny4BXPYuNYU2VSYLbo7UCSkn_xZd"
+    "instanceId": "inst_oTnwtknOYI1F",
+    "apiKey": "gw_live_zxJmAYVvJwW5GUc23BFDXZQlFD5Fm4_u"
   },
   "POST /api/{id}/sandbox/disconnect": {
     "success": true,
-    "instanceId": "inst_yTRPx0qb33M4",
+    "instanceId": "inst_oTnwtknOYI1F",
     "status": "disconnected"
   },
   "POST /api/{id}/sandbox/inbound": {
     "success": true,
-    "instanceId": "inst_yTRPx0qb33M4",
-    "messageId": "SBX0C42AE0EE400000006"
+    "instanceId": "inst_oTnwtknOYI1F",
+    "messageId": "SBXD2A6D6C2917443BDE3"
   },
   "POST /api/{id}/sandbox/react": {
     "success": true,
-    "instanceId": "inst_yTRPx0qb33M4"
+    "instanceId": "inst_oTnwtknOYI1F"
   },
   "POST /api/{id}/sandbox/receipt": {
     "success": true,
-    "instanceId": "inst_yTRPx0qb33M4"
+    "instanceId": "inst_oTnwtknOYI1F"
   },
   "POST /api/{id}/sandbox/scan": {
     "success": true,
-    "instanceId": "inst_yTRPx0qb33M4",
+    "instanceId": "inst_oTnwtknOYI1F",
     "status": "connected"
   },
   "POST /api/{id}/send-contact": {
     "success": true,
-    "instanceId": "inst_yTRPx0qb33M4",
-    "messageId": "3EB00C42AE0EE400000004",
+    "instanceId": "inst_oTnwtknOYI1F",
+    "messageId": "3EB0560505985DD11F51C1",
     "to": "15551234567@s.whatsapp.net",
     "quotaRemaining": "unlimited"
   },
   "POST /api/{id}/send-location": {
     "success": true,
-    "instanceId": "inst_yTRPx0qb33M4",
-    "messageId": "3EB00C42AE0EE400000003",
+    "instanceId": "inst_oTnwtknOYI1F",
+    "messageId": "3EB02A06707F8885AD9621",
     "to": "15551234567@s.whatsapp.net",
     "quotaRemaining": "unlimited"
   },
   "POST /api/{id}/send-media": {
     "success": true,
-    "instanceId": "inst_yTRPx0qb33M4",
-    "messageId": "3EB00C42AE0EE400000002",
+    "instanceId": "inst_oTnwtknOYI1F",
+    "messageId": "3EB09B38CB553593F7B425",
     "to": "15551234567@s.whatsapp.net",
     "quotaRemaining": "unlimited",
     "mediaType": "document"
   },
   "POST /api/{id}/send-poll": {
     "success": true,
-    "instanceId": "inst_yTRPx0qb33M4",
-    "messageId": "3EB00C42AE0EE400000005",
+    "instanceId": "inst_oTnwtknOYI1F",
+    "messageId": "3EB008C03CE95A8F9B1A66",
     "to": "15551234567@s.whatsapp.net",
     "quotaRemaining": "unlimited"
   },
   "POST /api/{id}/webhook/deliveries/{deliveryId}/redeliver": {
     "success": true,
-    "instanceId": "inst_yTRPx0qb33M4",
+    "instanceId": "inst_oTnwtknOYI1F",
     "requeued": true,
     "delivery": {
-      "id": "msg_0mwurlkfc8c184fb3d016b539",
+      "id": "msg_0mwwpk3z37cca021a1932efdd",
       "type": "message.received",
-      "createdAt": "2026-11-24T14:03:06.024Z",
+      "createdAt": "2026-11-25T22:41:31.167Z",
       "status": "pending",
       "attempts": 0,
       "lastError": null,
       "lastStatus": null,
-      "nextAttemptAt": "2026-11-24T14:03:06.160Z",
+      "nextAttemptAt": "2026-11-25T22:41:31.274Z",
       "deliveredAt": null,
       "finishedAt": null,
       "redeliveries": 1
@@ -559,16 +564,16 @@ export const RECORDED_EXAMPLES: Readonly<Record<string, unknown>> = {
   },
   "POST /api/{id}/webhook/test": {
     "success": true,
-    "instanceId": "inst_yTRPx0qb33M4",
+    "instanceId": "inst_oTnwtknOYI1F",
     "delivery": {
-      "id": "msg_0mwurljzm84c4ad6f3faef663",
+      "id": "msg_0mwwpk3mqbcc012486076121f",
       "type": "webhook.test",
-      "createdAt": "2026-11-24T14:03:05.458Z",
+      "createdAt": "2026-11-25T22:41:30.722Z",
       "status": "pending",
       "attempts": 0,
       "lastError": null,
       "lastStatus": null,
-      "nextAttemptAt": "2026-11-24T14:03:05.458Z",
+      "nextAttemptAt": "2026-11-25T22:41:30.722Z",
       "deliveredAt": null,
       "finishedAt": null,
       "redeliveries": 0
@@ -576,7 +581,7 @@ export const RECORDED_EXAMPLES: Readonly<Record<string, unknown>> = {
   },
   "PUT /api/{id}/flow": {
     "success": true,
-    "instanceId": "inst_yTRPx0qb33M4",
+    "instanceId": "inst_oTnwtknOYI1F",
     "flow": {
       "name": "Support",
       "start": "welcome",
@@ -603,13 +608,13 @@ export const RECORDED_EXAMPLES: Readonly<Record<string, unknown>> = {
       }
     },
     "revision": "00d0af8c71bd1679",
-    "updatedAt": "2026-11-24T14:03:06.174Z"
+    "updatedAt": "2026-11-25T22:41:31.283Z"
   },
   "PUT /api/{id}/webhook": {
     "success": true,
-    "instanceId": "inst_yTRPx0qb33M4",
+    "instanceId": "inst_oTnwtknOYI1F",
     "webhook": {
-      "url": "http://127.0.0.1:38883/hook",
+      "url": "http://127.0.0.1:35631/hook",
       "signed": true,
       "events": [
         "message.received",

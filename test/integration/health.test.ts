@@ -6,7 +6,7 @@ test('GET /healthz answers ok without auth', async (t) => {
   try {
     const res = await d.request('GET', '/healthz');
     t.is(res.status, 200);
-    t.deepEqual(res.body, { ok: true });
+    t.deepEqual(res.body, { ok: true, node: null, storage: 'files' });
   } finally {
     await d.close();
   }
