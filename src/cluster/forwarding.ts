@@ -19,6 +19,13 @@ const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-authenticate', 'p
 /** How long a request waits for an instance that has no owner right now (it is moving). */
 const WAIT_FOR_OWNER_MS = 3_000;
 
+/**
+ * How long the owner may take to start answering a forwarded request: a node that stalled (its
+ * process stopped) accepts connections but answers nothing; the client hears INSTANCE_MOVING
+ * instead of waiting, and the instance moves once the lease runs out.
+ */
+const OWNER_ANSWER_MS = 10_000;
+
 export interface ForwardingParts {
   nodeId: string;
   leases: LeaseManager;
@@ -100,7 +107,9 @@ function proxy(ctx: Parameters<Middleware>[0], ownerUrl: string, parts: Forwardi
   if (parts.control.has(ctx.req)) headers[TRUSTED_HEADER] = 'control';
   const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => upstream.destroy(new Error(`no answer from ${target.origin} within ${OWNER_ANSWER_MS} ms`)), OWNER_ANSWER_MS);
     const upstream = send(target, { method: ctx.method, headers }, (res) => {
+      clearTimeout(timer);
       ctx.status = res.statusCode ?? 502;
       for (const [name, value] of Object.entries(res.headers)) if (value !== undefined && !HOP_BY_HOP.has(name)) ctx.set(name, value);
       ctx.body = res;
@@ -109,6 +118,7 @@ function proxy(ctx: Parameters<Middleware>[0], ownerUrl: string, parts: Forwardi
       resolve();
     });
     upstream.on('error', (err) => {
+      clearTimeout(timer);
       parts.logger.warn({ err: err.message, owner: target.origin }, 'forwarding to the owner node failed');
       reject(new GatewayError('INSTANCE_MOVING', 'the node that owns the instance did not answer; retry shortly', { retryAfter: 2, cause: err }));
     });

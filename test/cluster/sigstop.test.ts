@@ -1,0 +1,62 @@
+/**
+ * Guards issue 23 (several hosts): a node stopped with SIGSTOP past its lease. The others take its
+ * instances over (log in from the stored auth state); when it continues (SIGCONT) it closes its own
+ * WhatsApp sockets at once (it could not renew: self-fencing), writes nothing stale (the database
+ * refuses a node without the lease), and rejoins the gateway.
+ */
+import test from 'ava';
+import { ProtocolDouble } from '../protocol-double/server.js';
+import { startGatewayCluster } from '../helpers/cluster.js';
+import { waitFor } from '../helpers/daemon.js';
+
+test('SIGSTOP past the lease: taken over elsewhere; after SIGCONT its sockets close, it writes nothing stale and rejoins', async (t) => {
+  t.timeout(240_000);
+  const double = await ProtocolDouble.start({ recordStanzas: false });
+  const ttl = 6_000;
+  const cluster = await startGatewayCluster({ double, leaseTtlMs: ttl });
+  t.teardown(async () => {
+    for (const n of cluster.nodes) n.kill('SIGCONT');
+    await cluster.close();
+    await double.close();
+  });
+  const { secret } = cluster;
+  const made: Array<{ id: string; key: string }> = [];
+  for (let i = 0; i < 9; i++) {
+    const res = await cluster.request(i % 3, 'POST', '/api/instances/create', { secret, json: { premiumDays: 30 } });
+    made.push({ id: res.body.instanceId, key: res.body.apiKey });
+  }
+  for (const [i, m] of made.entries()) {
+    const qr = await waitFor(async () => {
+      const r = await cluster.request(0, 'GET', `/api/${m.id}/qr-code`, { key: m.key });
+      return r.status === 200 ? (r.body.qr as string) : null;
+    }, 30_000, 'a QR');
+    await double.scan(qr, { phone: `1777${String(i).padStart(7, '0')}`, answerMs: 60_000 });
+  }
+  const statusOf = async (m: { id: string; key: string }, via: number): Promise<string> => (await cluster.request(via, 'GET', `/api/${m.id}/status`, { key: m.key }).catch(() => ({ body: {} as { status?: string } }))).body?.status ?? '';
+  await waitFor(async () => (await Promise.all(made.map((m) => statusOf(m, 0)))).every((s) => s === 'connected'), 90_000, 'all connected');
+  const owners = await Promise.all(made.map((m) => cluster.ownerOf(m.id)));
+  const stopped = 1;
+  const moved = made.filter((_, i) => owners[i] === cluster.nodeIds[stopped]);
+  t.true(moved.length > 0);
+  const liveBefore = double.live().length;
+
+  cluster.nodes[stopped]!.kill('SIGSTOP');
+  const survivor = 0;
+  await waitFor(async () => (await Promise.all(moved.map((m) => cluster.ownerOf(m.id, survivor)))).every((o) => o !== null && o !== cluster.nodeIds[stopped]), 60_000, 'taken over');
+  await waitFor(async () => (await Promise.all(moved.map((m) => statusOf(m, survivor)))).every((s) => s === 'connected'), 60_000, 'connected on the others');
+  // The stopped node's sockets are still open at the TCP level (its process cannot close them).
+  t.true(double.live().length > liveBefore - 1, 'the stopped node still holds its sockets');
+
+  const continuedAt = Date.now();
+  cluster.nodes[stopped]!.kill('SIGCONT');
+  // It fences itself at once: the sockets it held close, and it does not take them back.
+  await waitFor(() => double.live().length === made.length, 20_000, 'one live session per instance again');
+  t.log(`the continued node closed its sockets ${Date.now() - continuedAt} ms after SIGCONT`);
+  const out = cluster.output(stopped);
+  t.regex(out, /leases not renewed for half their TTL: closing every WhatsApp socket|lease lost to another node/);
+  // Still connected where they moved: the continued node disturbed nothing.
+  for (const m of moved) t.is(await statusOf(m, survivor), 'connected');
+  // It rejoins: it renews again and is listed, and the gateway keeps working through it.
+  await waitFor(async () => ((await cluster.request(stopped, 'GET', '/api/cluster', { secret })).body?.nodes ?? []).some((n: { nodeId: string }) => n.nodeId === cluster.nodeIds[stopped]), 30_000, 'rejoined');
+  for (const m of moved) t.is(await statusOf(m, stopped), 'connected', 'served (forwarded) through the node that continued');
+});
