@@ -34,9 +34,9 @@ export interface GatewayCluster {
   close(): Promise<void>;
 }
 
-export async function startGatewayCluster(options: { nodes?: number; double?: ProtocolDouble; config?: ConfigPatch; leaseTtlMs?: number } = {}): Promise<GatewayCluster> {
+export async function startGatewayCluster(options: { nodes?: number; double?: ProtocolDouble; config?: ConfigPatch; leaseTtlMs?: number; serverUrl?: string } = {}): Promise<GatewayCluster> {
   const count = options.nodes ?? 3;
-  const db = await freshDatabase();
+  const db = await freshDatabase(options.serverUrl);
   const dataDirs: string[] = [];
   const nodeIds: string[] = [];
   const nodes: ChildDaemon[] = [];
