@@ -102,6 +102,10 @@ export async function clusterFeature(parts: ClusterParts): Promise<ClusterNode> 
         clusterSecret: secret,
         clusterSecretHash: () => clusterSecretHash,
         exists: (id) => instances.getAny(id) !== undefined,
+        refresh: async (id) => {
+          await instances.refresh?.(id);
+          if (!leases!.lease(id)) await leases!.refresh(id);
+        },
         get control() {
           return parts.control();
         },

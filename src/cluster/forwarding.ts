@@ -34,6 +34,8 @@ export interface ForwardingParts {
   clusterSecretHash(): string;
   /** Whether an instance exists (an unknown id is answered here: 401 or 404 as usual). */
   exists(instanceId: string): boolean;
+  /** Reads an instance this node does not know yet from the database (created elsewhere a moment ago). */
+  refresh(instanceId: string): Promise<void>;
   control: ControlRequests;
   logger: Logger;
   /** Counted for /metrics. */
@@ -68,7 +70,11 @@ export function forwardingMiddleware(parts: ForwardingParts): Middleware {
       if (client) ctx.request.ip = client;
     }
     const id = instanceOf(ctx.path);
-    if (id === null || !parts.exists(id) || parts.leases.owns(id)) return next();
+    if (id === null || parts.leases.owns(id)) return next();
+    if (!parts.exists(id)) {
+      await parts.refresh(id).catch(() => undefined);
+      if (!parts.exists(id)) return next();
+    }
     // Passed on once at most: a node that got it forwarded and is not the owner (any more) says so.
     if (forwarded !== '') return moving(parts);
     let owner = ownerOf(parts, id);

@@ -205,7 +205,7 @@ export async function createDaemon(parts: DaemonParts): Promise<Daemon> {
     ...(cluster ? [cluster] : []),
     // The panel: its sessions authenticate the ordinary routes; off, /panel answers 404.
     ...(config.panel.enabled
-      ? [panelFeature({ sessionIdleMinutes: config.panel.sessionIdleMinutes, instances, serverSecretHash: () => serverSecret.hash(), clock, limiter })]
+      ? [panelFeature({ sessionIdleMinutes: config.panel.sessionIdleMinutes, instances, serverSecretHash: () => serverSecret.hash(), clock, limiter, store: storage.sessions })]
       : []),
   ];
   for (const f of features) {

@@ -2,6 +2,7 @@ import type { Clock } from '../domain/clock.js';
 import type { Feature } from '../features/feature.js';
 import type { AuthFailureLimiter } from '../http/auth-limiter.js';
 import type { InstanceRepository } from '../storage/ports/instances.js';
+import type { SessionStore } from '../storage/ports/sessions.js';
 import { panelMiddleware } from './http.js';
 import { PanelSessions } from './sessions.js';
 
@@ -12,6 +13,7 @@ export interface PanelParts {
   serverSecretHash(): string | null;
   clock: Clock;
   limiter: AuthFailureLimiter;
+  store: SessionStore;
   /** Where the built front-end is (default dist/panel/static). */
   staticDir?: string;
 }
@@ -22,7 +24,7 @@ export interface PanelParts {
  */
 export function panelFeature(parts: PanelParts): Feature & { readonly panelSessions: PanelSessions } {
   const idleMs = parts.sessionIdleMinutes * 60_000;
-  const sessions = new PanelSessions({ instances: parts.instances, serverSecretHash: parts.serverSecretHash, idleMs, now: () => parts.clock.now() });
+  const sessions = new PanelSessions({ instances: parts.instances, serverSecretHash: parts.serverSecretHash, idleMs, now: () => parts.clock.now(), store: parts.store });
   const middleware = panelMiddleware({
     sessions,
     instances: parts.instances,

@@ -119,15 +119,15 @@ export function panelMiddleware(deps: PanelHttpDeps): Middleware {
     const body = (ctx.request as { body?: unknown }).body;
     const b = typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as Record<string, unknown>) : {};
     const str = (v: unknown): string | undefined => (typeof v === 'string' && v.length <= 512 ? v : undefined);
-    let opened: ReturnType<PanelSessions['open']> | null = null;
+    let opened: Awaited<ReturnType<PanelSessions['open']>> | null = null;
     if (b.secret !== undefined) {
       const hash = deps.serverSecretHash();
-      if (verifySecret(str(b.secret), hash) && hash) opened = deps.sessions.open({ role: 'admin' }, hash);
+      if (verifySecret(str(b.secret), hash) && hash) opened = await deps.sessions.open({ role: 'admin' }, hash);
     } else {
       const id = str(b.instanceId) ?? '';
       const record = isInstanceId(id) ? deps.instances.get(id) : undefined;
       // One compare whether or not the instance exists: the answer never tells.
-      if (verifySecret(str(b.apiKey), record?.keyHash) && record) opened = deps.sessions.open({ role: 'instance', instanceId: record.id }, record.keyHash);
+      if (verifySecret(str(b.apiKey), record?.keyHash) && record) opened = await deps.sessions.open({ role: 'instance', instanceId: record.id }, record.keyHash);
     }
     if (!opened) {
       deps.limiter.fail(ctx.ip);
@@ -146,11 +146,11 @@ export function panelMiddleware(deps: PanelHttpDeps): Middleware {
     ctx.body = { success: true, ...deps.sessions.view(s) };
   };
 
-  const signOut = (ctx: Context): void => {
+  const signOut = async (ctx: Context): Promise<void> => {
     const s = deps.sessions.fromRequest(ctx);
     if (s) {
       deps.sessions.checkCsrf(ctx, s);
-      deps.sessions.close(s);
+      await deps.sessions.close(s);
     }
     setCookie(ctx, '', 0);
     ctx.body = { success: true, signedOut: true };
@@ -189,6 +189,8 @@ export function panelMiddleware(deps: PanelHttpDeps): Middleware {
 
   return async (ctx, next) => {
     const path = ctx.path;
+    // A session opened on another node (several hosts) is read from the store first.
+    if (ctx.get('cookie') !== '') await deps.sessions.preload(ctx);
     // Requests are a clock too: an expired session's streams are cut at the next request (and by a timer).
     deps.sessions.sweepWatched();
     if (path !== '/panel' && !path.startsWith('/panel/')) {

@@ -4,6 +4,7 @@ import { GatewayError } from '../domain/errors.js';
 import type { InstanceRecord } from '../schemas/instance.js';
 import type { SessionResolver } from '../http/auth.js';
 import type { Principal } from '../http/route.js';
+import type { SessionStore } from '../storage/ports/sessions.js';
 
 export const SESSION_COOKIE = 'gw_panel';
 export const CSRF_HEADER = 'x-csrf-token';
@@ -58,7 +59,11 @@ export interface PanelSessionDeps {
   perPrincipal?: number;
   /** All sessions (default MAX_SESSIONS). */
   max?: number;
+  /** Where sessions are kept beyond this process (every node of a gateway sees them). */
+  store: SessionStore;
 }
+
+
 
 /** Whose session it is, for the per-principal bound. */
 function principalKey(who: PanelRole): string {
@@ -105,8 +110,8 @@ export class PanelSessions implements SessionResolver {
     this.perPrincipal = deps.perPrincipal ?? MAX_SESSIONS_PER_PRINCIPAL;
   }
 
-  /** Opens a session; returns the cookie token (once) and the session. */
-  open(who: PanelRole, credentialHash: string): { token: string; view: SessionView } {
+  /** Opens a session (stored before it is answered); returns the cookie token (once) and the session. */
+  async open(who: PanelRole, credentialHash: string): Promise<{ token: string; view: SessionView }> {
     this.sweep();
     const principal = principalKey(who);
     const own = this.byPrincipal.get(principal);
@@ -115,6 +120,16 @@ export class PanelSessions implements SessionResolver {
       for (const s of own) if (!lru || s.lastSeen < lru.lastSeen) lru = s;
       if (!lru) break;
       this.end(lru);
+    }
+    // Other nodes' sessions of this principal count too.
+    const stored = await this.deps.store.ofPrincipal(principal);
+    if (stored.length >= this.perPrincipal) {
+      const oldest = stored.sort((a, b) => a.lastSeen - b.lastSeen).slice(0, stored.length - this.perPrincipal + 1);
+      for (const o of oldest) {
+        const local = this.sessions.get(o.key);
+        if (local) this.end(local);
+      }
+      await this.deps.store.remove(oldest.map((o) => o.key));
     }
     if (this.sessions.size >= this.max) throw new GatewayError('RATE_LIMITED', 'too many panel sessions are open; try again later', { retryAfter: 60 });
     const token = randomBytes(32).toString('base64url');
@@ -127,14 +142,44 @@ export class PanelSessions implements SessionResolver {
       lastSeen: this.deps.now(),
       enders: new Set(),
     };
+    await this.deps.store.put({ key: session.key, sessionId: session.sessionId, csrf: session.csrf, principal, who: { ...who }, credentialHash, lastSeen: session.lastSeen });
+    this.remember(session);
+    return { token, view: this.view(session) };
+  }
+
+  private remember(session: Session): void {
     this.sessions.set(session.key, session);
+    const principal = principalKey(session.who);
     let set = this.byPrincipal.get(principal);
     if (!set) {
       set = new Set();
       this.byPrincipal.set(principal, set);
     }
     set.add(session);
-    return { token, view: this.view(session) };
+  }
+
+  /**
+   * Reads the session of a request's cookie from the store: this process may not know it (it was
+   * opened on another node), know an old copy (its activity there) or one ended there (signed
+   * out). Called before routing, so the synchronous lookups of the request find what is true.
+   */
+  async preload(ctx: Context): Promise<void> {
+    const token = readCookie(ctx.get('cookie'), SESSION_COOKIE);
+    if (!token) return;
+    const key = tokenKey(token);
+    const known = this.sessions.get(key);
+    // Read every time: another node may have ended it (sign-out there) a moment ago.
+    const stored = await this.deps.store.get(key);
+    if (!stored) {
+      if (known) this.end(known);
+      return;
+    }
+    if (known) {
+      known.lastSeen = Math.max(known.lastSeen, stored.lastSeen);
+      return;
+    }
+    const who = stored.who as PanelRole;
+    this.remember({ key, sessionId: stored.sessionId, csrf: stored.csrf, who, credentialHash: stored.credentialHash, lastSeen: stored.lastSeen, enders: new Set() });
   }
 
   /** The live session a cookie token names, or null; `touch` (default) counts this as activity. */
@@ -149,6 +194,7 @@ export class PanelSessions implements SessionResolver {
     }
     if (!touch) return s;
     s.lastSeen = this.deps.now();
+    this.deps.store.touch(key, s.lastSeen);
     // Re-inserted: the map's order is least recently used first.
     this.sessions.delete(key);
     this.sessions.set(key, s);
@@ -193,8 +239,10 @@ export class PanelSessions implements SessionResolver {
     if (!sameToken(ctx.get(CSRF_HEADER), s.csrf)) throw new GatewayError('UNAUTHORIZED', 'missing or invalid X-CSRF-Token for this panel session');
   }
 
-  close(s: Session): void {
+  /** Signs out: ended here, and gone from the store before this resolves (every node then refuses it). */
+  async close(s: Session): Promise<void> {
     this.end(s);
+    await this.deps.store.remove([s.key]);
   }
 
   view(s: Session): SessionView {
@@ -227,6 +275,7 @@ export class PanelSessions implements SessionResolver {
   /** Forgets a session and runs what was attached to its end. */
   private end(s: Session): void {
     if (this.sessions.get(s.key) === s) this.sessions.delete(s.key);
+    void this.deps.store.remove([s.key]).catch(() => undefined);
     const principal = principalKey(s.who);
     const set = this.byPrincipal.get(principal);
     if (set?.delete(s) && set.size === 0) this.byPrincipal.delete(principal);

@@ -4,6 +4,7 @@ import type { FlowRepository } from './ports/flows.js';
 import type { InstanceRepository } from './ports/instances.js';
 import type { MediaRepository } from './ports/media.js';
 import type { MessageRepository } from './ports/messages.js';
+import type { SessionStore } from './ports/sessions.js';
 import type { OutboxStore } from './ports/outbox.js';
 
 /** Which engine holds the gateway's durable state. */
@@ -22,6 +23,8 @@ export interface Storage {
   readonly media: MediaRepository;
   /** The chatbot: flows, open handovers and where each chat stands. */
   readonly flows: FlowRepository;
+  /** Panel sessions (in memory with the files engine; shared by every node with PostgreSQL). */
+  readonly sessions: SessionStore;
   /** WhatsApp sessions: credentials and Signal keys (phones stay paired wherever this is). */
   readonly auth: AuthStateRepository;
   /**

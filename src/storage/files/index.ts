@@ -10,6 +10,7 @@ import type { Storage } from '../storage.js';
 import { ensureDir, type WriteGuard } from '../../fs/atomic-write.js';
 import { FileAuthStates } from './auth-state.js';
 import { CreditLedger } from './credit-ledger.js';
+import { MemorySessionStore } from '../ports/sessions.js';
 import { FlowFiles } from './flows.js';
 import { CreditStore } from './credits.js';
 import { InstanceStore } from './instances.js';
@@ -55,6 +56,8 @@ export async function openFileStorage(options: FileStorageOptions): Promise<Stor
     messages,
     media,
     auth,
+    // One host: sessions live in this process (a restart signs everyone out).
+    sessions: new MemorySessionStore(),
     flows: new FlowFiles(paths.flowsDir, guard),
     async removeInstance(id) {
       // Whatever an interrupted delete left counts as found (the delete is then finished).

@@ -45,6 +45,11 @@ export interface InstanceRepository {
   /** Takes an instance out of service: from now on it is unknown to every route. */
   markDeleting(id: string): Promise<InstanceRecord>;
   remove(id: string): Promise<InstanceRecord>;
+  /**
+   * Reads one record again from the shared store (several hosts: another node may have created it
+   * a moment ago, before its announcement arrived here).
+   */
+  refresh?(id: string): Promise<void>;
   /** The owner's one-time trial length, when it is the gateway's shared setting (several hosts). */
   setTrialDays?(days: number): void;
   /** Called with the id of every record another writer changed (never for this process' own writes). */

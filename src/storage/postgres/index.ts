@@ -7,6 +7,7 @@ import type { Storage } from '../storage.js';
 import { PgAuthStates } from './auth-state.js';
 import { PgFlows } from './flows.js';
 import { PgOutbox } from './outbox.js';
+import { PgSessions } from './sessions.js';
 import { PgCredits } from './credits.js';
 import { Db } from './db.js';
 import { pgError } from './errors.js';
@@ -120,6 +121,7 @@ export async function openPostgresStorage(options: PostgresStorageOptions): Prom
       auth,
       flows,
       outbox,
+      sessions: new PgSessions(db),
       async removeInstance(id) {
         // Whatever an interrupted delete left counts as found (the delete is then finished).
         const { rows } = await db.query<{ found: boolean }>(

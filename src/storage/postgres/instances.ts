@@ -169,6 +169,10 @@ export class PgInstances implements InstanceRepository {
   }
 
   /** Another process changed this instance: re-read its row, then tell the listeners. */
+  async refresh(id: string): Promise<void> {
+    await this.changed(id);
+  }
+
   async changed(id: string): Promise<void> {
     try {
       const { rows } = await this.db.query<Row>('instances', 'SELECT instance_id, doc, version FROM instances WHERE instance_id = $1', [id]);

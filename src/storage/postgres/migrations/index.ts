@@ -2,6 +2,7 @@ import { sql as core } from './001-core.js';
 import { sql as flows } from './002-flows.js';
 import { sql as cluster } from './003-cluster.js';
 import { sql as outbox } from './004-outbox.js';
+import { sql as sessions } from './005-sessions.js';
 
 export interface Migration {
   /** Applied in this order, each once; never renumbered or edited once released. */
@@ -19,4 +20,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 2, name: 'flows', sql: flows },
   { version: 3, name: 'cluster', sql: cluster },
   { version: 4, name: 'outbox', sql: outbox },
+  { version: 5, name: 'sessions', sql: sessions },
 ];
