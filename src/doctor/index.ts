@@ -3,6 +3,8 @@ import { checkNodeVersion } from './node-version.js';
 import { checkDataDirExists, checkPermissions } from './permissions.js';
 import { checkPort } from './port.js';
 import { checkWhatsApp } from './whatsapp.js';
+import { checkDatabase } from './database.js';
+import { withEnvironment } from '../config/load.js';
 import { checkConfig, checkStore } from './store.js';
 import type { CheckResult, DoctorReport } from './types.js';
 
@@ -19,7 +21,7 @@ export async function runDoctor(dataDir: string, options: { nodeVersion?: string
   const dir = checkDataDirExists(dataDir);
   checks.push(dir);
   if (dir.status !== 'ok') {
-    for (const name of ['permissions', 'config', 'store', 'port', 'whatsapp']) checks.push(skipped(name, 'the data dir is not usable'));
+    for (const name of ['permissions', 'config', 'store', 'port', 'whatsapp', 'database']) checks.push(skipped(name, 'the data dir is not usable'));
   } else {
     checks.push(checkPermissions(dataDir));
     const { result, config } = checkConfig(dataDir);
@@ -27,6 +29,7 @@ export async function runDoctor(dataDir: string, options: { nodeVersion?: string
     checks.push(await checkStore(dataDir, (config ?? defaultConfig()).plans.trialDays));
     checks.push(config ? await checkPort(dataDir, config.host, config.port) : skipped('port', 'config.json is not valid'));
     checks.push(config ? await checkWhatsApp(config.baileys.webSocketUrl) : skipped('whatsapp', 'config.json is not valid'));
+    checks.push(config ? await checkDatabase(withEnvironment(config).storage.postgres.url) : skipped('database', 'config.json is not valid'));
   }
   return { ok: checks.every((c) => c.status !== 'fail'), dataDir, checks };
 }

@@ -72,6 +72,7 @@ test('a healthy data dir passes every check', async (t) => {
     ['store', 'ok'],
     ['port', 'ok'],
     ['whatsapp', 'ok'],
+    ['database', 'ok'],
   ]);
   t.regex(check(report, 'store').message, /1 credit file\(s\) load \(1 instance\(s\)\)/);
 });
