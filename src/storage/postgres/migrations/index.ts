@@ -1,5 +1,6 @@
 import { sql as core } from './001-core.js';
 import { sql as flows } from './002-flows.js';
+import { sql as pollVotes } from './003-poll-votes.js';
 
 export interface Migration {
   /** Applied in this order, each once; never renumbered or edited once released. */
@@ -15,4 +16,5 @@ export interface Migration {
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, name: 'core', sql: core },
   { version: 2, name: 'flows', sql: flows },
+  { version: 3, name: 'poll-votes', sql: pollVotes },
 ];
