@@ -45,13 +45,18 @@ const PARTICIPANT_ACTIONS = new Map<number, GroupAction>([
 
 const on = (v: string | undefined): boolean => v === 'on' || v === 'true';
 
-/** What a group notification (a stub message in a group) is, as events; [] for anything else. */
-export async function groupEvents(msg: WAMessage, me: Me, resolver: LidResolver, now: () => number): Promise<AccountEvent[]> {
+/**
+ * What a group notification (a stub message in a group) is, as events; [] for anything else.
+ * `actorAlt` gives the other address of who did it, by notification id: the stanza names it
+ * (`participant_pn`), but the stub message Baileys makes of it loses it (MessageKey has no such
+ * field), so account.ts reads it off the raw stanza.
+ */
+export async function groupEvents(msg: WAMessage, me: Me, resolver: LidResolver, now: () => number, actorAlt: (id: string) => string | undefined = () => undefined): Promise<AccountEvent[]> {
   const chatId = msg.key.remoteJid;
   const stub = msg.messageStubType;
   if (!chatId || !chatId.endsWith('@g.us') || !stub) return [];
   const params = msg.messageStubParameters ?? [];
-  const by = msg.key.participant ? await person(msg.key.participant, msg.key.participantAlt, resolver) : null;
+  const by = msg.key.participant ? await person(msg.key.participant, msg.key.participantAlt ?? (msg.key.id ? actorAlt(msg.key.id) : undefined), resolver) : null;
   const seconds = toNumber(msg.messageTimestamp ?? 0);
   const timestamp = new Date(seconds > 0 ? seconds * 1000 : now()).toISOString();
   const base = { chatId: jidNormalizedUser(chatId), by, timestamp };

@@ -32,6 +32,8 @@ export class BaileysAccount {
   readonly rotation = new SenderKeyRotation();
   /** Call offers not over yet: rejecting one needs its caller. */
   private readonly calls = new BoundedMap<string, string>(500);
+  /** The other address of who made each recent group change, by notification id (see groupEvents). */
+  private readonly actorAlts = new BoundedMap<string, string>(500);
 
   constructor(private readonly ctx: AccountContext) {}
 
@@ -47,7 +49,7 @@ export class BaileysAccount {
           // In arrival order with the group's messages: "X was added" before X's first message.
           inbound.run(async () => {
             if (removesMember(msg)) await this.rotation.rotate(sock, msg.key.remoteJid!).catch((err: unknown) => log.error({ err }, 'could not rotate the sender key of a group'));
-            for (const event of await groupEvents(msg, sock.user, resolver, now)) await this.emit(event);
+            for (const event of await groupEvents(msg, sock.user, resolver, now, (id) => this.actorAlts.get(id))) await this.emit(event);
           });
         } else if (votedPoll(msg)) {
           inbound.run(() => this.vote(sock, msg, resolver));
@@ -67,6 +69,11 @@ export class BaileysAccount {
         .then((event) => (event ? this.emit(event) : undefined))
         .catch((err: unknown) => log.debug({ err }, 'a presence stanza was not understood'));
     };
+    // Before Baileys makes a stub message of it (its listener queues the work; this one runs at once).
+    sock.ws?.on?.('CB:notification', (node: BinaryNode) => {
+      const alt = node.attrs.participant_pn ?? node.attrs.participant_lid;
+      if (node.attrs.type === 'w:gp2' && node.attrs.id && alt) this.actorAlts.set(node.attrs.id, alt);
+    });
     sock.ws?.on?.('CB:presence', onPresence);
     sock.ws?.on?.('CB:chatstate', onPresence);
   }
