@@ -157,8 +157,8 @@ export async function mapUpsert(msg: WAMessage, options: MapOptions): Promise<Ma
     }
     return { ok: false, skip: 'protocol' };
   }
-  // Votes are decrypted on their own (polls.ts); `call` is Baileys' placeholder for a group call offer (a call.received event).
-  if (contentType === 'pollUpdateMessage' || contentType === 'senderKeyDistributionMessage' || contentType === 'call') return { ok: false, skip: 'protocol' };
+  // Votes are decrypted on their own (polls.ts).
+  if (contentType === 'pollUpdateMessage' || contentType === 'senderKeyDistributionMessage') return { ok: false, skip: 'protocol' };
 
   const out: InboundMessage = { messageId: key.id, chatId, isGroup, sender, from: phone, type: 'other', timestamp };
   if (msg.pushName) out.fromName = msg.pushName;
