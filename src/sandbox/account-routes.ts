@@ -129,5 +129,3 @@ export function sandboxAccountRoutes(sandboxOf: (id: string, sandbox: boolean) =
 function requireConnected(conn: SandboxConnection): void {
   if (conn.status !== 'connected') throw new GatewayError('CONNECTION_NOT_READY', `instance is ${conn.status}, not connected`);
 }
-
-
