@@ -95,6 +95,12 @@ export const EVENT_TYPES = [
   'qr.updated',
   'conversation.handover',
   'webhook.test',
+  'group.joined',
+  'group.updated',
+  'group.participants',
+  'call.received',
+  'presence.updated',
+  'poll.vote',
 ] as const;
 
 export const enc = encodeURIComponent;

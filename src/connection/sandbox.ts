@@ -6,6 +6,9 @@ import type { InboundMessage } from '../schemas/events.js';
 import type { AuthStateRepository } from '../storage/ports/auth-state.js';
 import { vcard } from '../domain/vcard.js';
 import type { Connection, ConnectionHooks, GroupInfo, GroupSummary, LogoutOutcome, MessageRef, NumberCheck, Outgoing } from './types.js';
+import type { CreatedGroup, GroupSettings, ParticipantResult } from './account-types.js';
+import type { GroupAction, PresenceState } from '../schemas/account-events.js';
+import { SandboxAccount } from './sandbox-account.js';
 
 export interface SentRecord {
   messageId: string;
@@ -25,9 +28,10 @@ export interface SentRecord {
 
 /** Something the instance did besides sending a message (reactions, edits, read marks, ...). */
 export interface SandboxAction {
-  action: 'react' | 'edit' | 'delete' | 'read' | 'presence';
+  action: 'react' | 'edit' | 'delete' | 'read' | 'presence' | 'subscribe' | 'reject-call';
   chatId: string;
   messageId?: string;
+  callId?: string;
   emoji?: string;
   text?: string;
   state?: string;
@@ -67,17 +71,19 @@ export class SandboxConnection implements Connection {
   private currentQr: string | null = null;
   private lastReason: string | null = null;
   private readonly sentLog: SentRecord[] = [];
-  /** Groups inbound messages named, with the senders seen in each. */
-  private readonly groupMembers = new Map<string, Set<string>>();
   private readonly actionLog: SandboxAction[] = [];
   private timer: NodeJS.Timeout | null = null;
   private running = false;
+  /** The other side of the account besides messages: groups, calls, presence, poll votes. */
+  readonly account: SandboxAccount;
 
   constructor(
     readonly instanceId: string,
     private readonly hooks: ConnectionHooks,
     private readonly options: SandboxOptions,
-  ) {}
+  ) {
+    this.account = new SandboxAccount(hooks, () => this.now());
+  }
 
   get status(): ConnectionStatus {
     return this.state;
@@ -185,11 +191,7 @@ export class SandboxConnection implements Connection {
     const senderPn = input.from !== undefined ? `${input.from.slice(1)}@s.whatsapp.net` : null;
     const sender = input.lid !== undefined ? `${input.lid}@lid` : senderPn!;
     const isGroup = input.chatId !== undefined;
-    if (isGroup) {
-      const members = this.groupMembers.get(input.chatId!) ?? new Set<string>();
-      members.add(sender);
-      this.groupMembers.set(input.chatId!, members);
-    }
+    if (isGroup) this.account.groups.noteSender(input.chatId!, sender);
     const chatId = isGroup ? input.chatId! : (senderPn ?? sender);
     const type = input.media ? input.media.type : 'text';
     const message: InboundMessage = {
@@ -260,8 +262,62 @@ export class SandboxConnection implements Connection {
     for (const t of targets) this.act({ action: 'read', chatId: t.chatId, messageId: t.messageId });
   }
 
-  async presence(chatId: string, state: 'typing' | 'paused'): Promise<void> {
+  async presence(chatId: string, state: PresenceState): Promise<void> {
     this.act({ action: 'presence', chatId, state });
+  }
+
+  async subscribePresence(chatId: string): Promise<void> {
+    this.act({ action: 'subscribe', chatId });
+  }
+
+  async rejectCall(callId: string): Promise<boolean> {
+    this.requireConnected();
+    const call = this.account.rejectCall(callId);
+    if (!call) return false;
+    this.act({ action: 'reject-call', chatId: call.chatId, callId });
+    return true;
+  }
+
+  // Groups: see sandbox-groups.ts.
+  async createGroup(subject: string, participants: string[]): Promise<CreatedGroup> {
+    this.requireConnected();
+    return this.account.groups.create(subject, participants);
+  }
+
+  async updateGroup(chatId: string, settings: GroupSettings): Promise<void> {
+    this.requireConnected();
+    await this.account.groups.update(chatId, settings);
+  }
+
+  async groupParticipants(chatId: string, action: GroupAction, participants: string[]): Promise<ParticipantResult[]> {
+    this.requireConnected();
+    return this.account.groups.participants(chatId, action, participants);
+  }
+
+  async groupInvite(chatId: string, revoke: boolean): Promise<string> {
+    this.requireConnected();
+    return this.account.groups.invite(chatId, revoke);
+  }
+
+  async joinGroup(code: string): Promise<string> {
+    this.requireConnected();
+    return this.account.groups.join(code);
+  }
+
+  async leaveGroup(chatId: string): Promise<void> {
+    this.requireConnected();
+    await this.account.groups.leave(chatId);
+  }
+
+  async groupPicture(chatId: string, image: Uint8Array | null): Promise<void> {
+    this.requireConnected();
+    await this.account.groups.picture(chatId, image !== null);
+  }
+
+  /** A poll this sandbox sent, for POST /sandbox/vote. */
+  sentPoll(messageId: string): { messageId: string; to: string; options: string[]; multiple: boolean } | undefined {
+    const m = this.sentLog.find((x) => x.messageId === messageId && x.poll);
+    return m?.poll ? { messageId, to: m.to, options: m.poll.options, multiple: m.poll.multiple } : undefined;
   }
 
   /** Every E.164 number exists on the simulated WhatsApp. */
@@ -270,21 +326,15 @@ export class SandboxConnection implements Connection {
     return phones.map((phone) => ({ phone, exists: true, chatId: `${phone.slice(1)}@s.whatsapp.net` }));
   }
 
-  /** The groups inbound messages named. */
+  /** The groups inbound messages named, the instance made or joined, or the sandbox played. */
   async groups(): Promise<GroupSummary[]> {
     this.requireConnected();
-    return [...this.groupMembers.entries()].map(([chatId, members]) => ({ chatId, subject: `Sandbox group ${chatId.split('@')[0]}`, size: members.size + 1 }));
+    return this.account.groups.list();
   }
 
   async group(chatId: string): Promise<GroupInfo | null> {
     this.requireConnected();
-    const members = this.groupMembers.get(chatId);
-    if (!members) return null;
-    return {
-      chatId,
-      subject: `Sandbox group ${chatId.split('@')[0]}`,
-      participants: [...members].map((jid) => ({ jid, ...(jid.endsWith('@s.whatsapp.net') ? { phone: `+${jid.split('@')[0]}` } : {}), admin: false })),
-    };
+    return this.account.groups.info(chatId);
   }
 
   /** What the instance did besides sending, oldest first (bounded). */

@@ -1,6 +1,9 @@
 import type { ConnectionStatus, MediaType } from '../domain/types.js';
 import type { InboundMessage } from '../schemas/events.js';
 import type { InstanceRecord } from '../schemas/instance.js';
+import type { AccountEvent, PersonT, PresenceState } from '../schemas/account-events.js';
+import type { CallCapabilities, GroupCapabilities, PollKey, PresenceCapabilities } from './account-types.js';
+import type { InboundExtra } from '../storage/ports/messages.js';
 
 /** What every outgoing message has: the chat it goes to and, optionally, the message it quotes. */
 interface OutgoingBase {
@@ -50,6 +53,8 @@ export interface OutgoingPoll extends OutgoingBase {
   question: string;
   options: string[];
   multiple: boolean;
+  /** The poll's messageSecret (32 bytes, base64), chosen before the send so it is stored with the poll: votes are encrypted with it. */
+  secret?: string;
 }
 
 export type Outgoing = OutgoingText | OutgoingMedia | OutgoingLocation | OutgoingContacts | OutgoingPoll;
@@ -81,6 +86,10 @@ export interface GroupInfo {
   subject: string;
   description?: string;
   participants: Array<{ jid: string; phone?: string; admin: boolean }>;
+  /** Only admins may write. */
+  announce?: boolean;
+  /** Only admins may change the group info. */
+  locked?: boolean;
 }
 
 /** An outgoing message before the gateway gave it its id. */
@@ -112,10 +121,14 @@ export interface StatusChange {
 export interface ConnectionHooks {
   onStatus(change: StatusChange): void;
   onQr(qr: string): void;
-  /** A received message, with its media to fetch when it has some. */
-  onMessage(message: InboundMessage, media?: InboundMedia): Promise<void>;
+  /** A received message, with its media to fetch when it has some (and a poll's secret, to decrypt its votes). */
+  onMessage(message: InboundMessage, media?: InboundMedia, extra?: InboundExtra): Promise<void>;
   /** Something happened to a message: a receipt, or the other side reacted, edited or deleted. */
   onUpdate(update: MessageUpdate): Promise<void>;
+  /** Something happened around the account: groups, calls, presence (published as the event it is). */
+  onEvent?(event: AccountEvent): Promise<void>;
+  /** What decrypts the votes on a poll the gateway kept (sent or received); null when it is not kept. */
+  pollOf?(messageId: string): Promise<PollKey | null>;
 }
 
 /** The media of a received message; the daemon downloads it when the message arrives. */
@@ -139,13 +152,15 @@ export type MessageUpdate =
   | (UpdateBase & { kind: 'status'; status: 'sent' | 'delivered' | 'read' | 'played' | 'failed'; error?: string })
   | (UpdateBase & { kind: 'reaction'; sender: string; from: string | null; emoji: string })
   | (UpdateBase & { kind: 'edit'; sender: string; from: string | null; text: string })
-  | (UpdateBase & { kind: 'delete'; sender: string; from: string | null });
+  | (UpdateBase & { kind: 'delete'; sender: string; from: string | null })
+  /** A vote on a poll (`messageId` is the poll's): the option texts the voter picked now. */
+  | (UpdateBase & { kind: 'vote'; voter: PersonT; selected: string[] });
 
 /**
  * One WhatsApp connection for one instance. Two implementations: Baileys (`baileys.ts`) and the
  * in-process sandbox (`sandbox.ts`); the HTTP layer cannot tell them apart.
  */
-export interface Connection {
+export interface Connection extends GroupCapabilities, CallCapabilities, PresenceCapabilities {
   readonly instanceId: string;
   readonly status: ConnectionStatus;
   /** The current raw QR payload while status is `qr_code_generated`, else null. */
@@ -176,8 +191,11 @@ export interface Connection {
   remove(target: MessageRef): Promise<void>;
   /** Marks messages of a chat read (the sender sees the blue ticks). */
   markRead(targets: MessageRef[]): Promise<void>;
-  /** Shows "typing..." in a chat, or stops it. */
-  presence(chatId: string, state: 'typing' | 'paused'): Promise<void>;
+  /**
+   * What the account shows: `typing`, `recording` (a voice note) or `paused` in a chat;
+   * `available` / `unavailable` (online or not) to everyone who follows its presence.
+   */
+  presence(chatId: string, state: PresenceState): Promise<void>;
   /** Which numbers have WhatsApp. */
   checkNumbers(phones: string[]): Promise<NumberCheck[]>;
   /** The groups the account is in. */

@@ -4,6 +4,7 @@ import type { ConnectionHooks } from '../connection/types.js';
 import type { ConnectionStatus } from '../domain/types.js';
 import type { Clock } from '../domain/clock.js';
 import type { EventBus } from '../events/bus.js';
+import type { GatewayEvent } from '../events/types.js';
 import type { MessageHub } from '../messages/hub.js';
 import type { StatusReporter } from '../status/status-reporter.js';
 
@@ -11,7 +12,7 @@ export interface HookParts {
   status: Pick<StatusReporter, 'connectionChanged'>;
   manager: Pick<ConnectionManager, 'notify'>;
   bus: Pick<EventBus, 'publish'>;
-  hub: Pick<MessageHub, 'received' | 'update'>;
+  hub: Pick<MessageHub, 'received' | 'update' | 'pollKey'>;
   clock: Clock;
   logger: Logger;
   /** Several hosts: the other nodes show the status of what runs here. */
@@ -35,7 +36,9 @@ export function connectionHooks(parts: HookParts): (instanceId: string) => Conne
       bus.publish({ type: 'qr.updated', instanceId: id, timestamp: new Date(clock.now()).toISOString(), data: { qr } }).catch((err: unknown) => logger.error({ err, instanceId: id }, 'could not store qr.updated'));
       manager.notify(id, { type: 'qr', qr });
     },
-    onMessage: (message, media) => hub.received(id, message, media),
+    onMessage: (message, media, extra) => hub.received(id, message, media, extra),
     onUpdate: (update) => hub.update(id, update),
+    onEvent: (event) => bus.publish({ ...event, instanceId: id, timestamp: new Date(clock.now()).toISOString() } as GatewayEvent),
+    pollOf: (messageId) => hub.pollKey(id, messageId),
   });
 }

@@ -14,6 +14,9 @@ import { EventBus } from '../events/bus.js';
 import { liveEventsFeature } from '../events/live.js';
 import type { DaemonMode, Feature } from '../features/feature.js';
 import { flowsFeature, type FlowsFeature } from '../flows/feature.js';
+import { groupsFeature } from '../groups/feature.js';
+import { callsFeature } from '../calls/feature.js';
+import { presenceFeature } from '../presence/feature.js';
 import { createApp } from '../http/app.js';
 import { AuthFailureLimiter } from '../http/auth-limiter.js';
 import type { ControlRequests } from '../http/control-requests.js';
@@ -195,6 +198,9 @@ export async function createDaemon(parts: DaemonParts): Promise<Daemon> {
     sendingFeature({ config, sender }),
     messagesFeature({ mode, clock, messages, media, sender, openHandovers: (id) => flows.openHandovers(id) }),
     sandboxFeature({ config, manager, status }),
+    groupsFeature({ sender, maxPictureBytes: config.media.maxBytes }),
+    callsFeature({ sender, logger }),
+    presenceFeature({ sender }),
     webhooks,
     flows,
     liveEvents,

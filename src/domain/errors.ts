@@ -18,6 +18,8 @@ export const ERROR_TABLE = {
   UNAUTHORIZED: { status: 401, exit: 1, expose: true },
   PREMIUM_REQUIRED: { status: 403, exit: 1, expose: true },
   QUOTA_EXHAUSTED: { status: 403, exit: 1, expose: true },
+  /** WhatsApp allows this only to a group admin (participants, invite link, settings of a locked group). */
+  NOT_GROUP_ADMIN: { status: 403, exit: 1, expose: true },
   NOT_FOUND: { status: 404, exit: 4, expose: true },
   QR_NOT_AVAILABLE: { status: 409, exit: 1, expose: true },
   ALREADY_CONNECTED: { status: 409, exit: 1, expose: true },

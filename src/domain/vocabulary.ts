@@ -14,6 +14,12 @@ export const EVENT_TYPES = [
   'qr.updated',
   'conversation.handover',
   'webhook.test',
+  'group.joined',
+  'group.updated',
+  'group.participants',
+  'call.received',
+  'presence.updated',
+  'poll.vote',
 ] as const;
 
 export const INSTANCE_STATUSES = ['initializing', 'qr_code_generated', 'connected', 'disconnected', 'requires_premium'] as const;

@@ -6,8 +6,9 @@ import type { MessageType } from '../domain/types.js';
 import type { InboundMessage } from '../schemas/events.js';
 import type { EventBus } from '../events/bus.js';
 import type { MediaRepository } from '../storage/ports/media.js';
-import type { StoredMessage } from '../storage/ports/messages.js';
+import type { InboundExtra, StoredMessage } from '../storage/ports/messages.js';
 import type { MessageRepository } from '../storage/ports/messages.js';
+import type { PollKey } from '../connection/account-types.js';
 import { vcard } from '../domain/vcard.js';
 
 export interface MessageHubDeps {
@@ -42,7 +43,7 @@ function outgoingContent(m: Outgoing): Partial<StoredMessage> {
     case 'contact':
       return { contacts: m.contacts.map((c) => ({ name: c.name, phone: c.phone, vcard: vcard(c.name, c.phone) })) };
     case 'poll':
-      return { poll: { question: m.question, options: m.options, multiple: m.multiple } };
+      return { poll: { question: m.question, options: m.options, multiple: m.multiple }, ...(m.secret !== undefined ? { pollSecret: m.secret } : {}) };
   }
 }
 
@@ -77,7 +78,7 @@ export class MessageHub {
   }
 
   /** A received message: its media downloaded and kept, stored, published. */
-  async received(instanceId: string, message: InboundMessage, media: InboundMedia | undefined): Promise<void> {
+  async received(instanceId: string, message: InboundMessage, media: InboundMedia | undefined, extra?: InboundExtra): Promise<void> {
     let event = message;
     let stored: { mimetype: string; size: number; fileName?: string } | undefined;
     if (media) {
@@ -104,7 +105,7 @@ export class MessageHub {
       event = { ...message, media: { ...stored, url } };
     }
     await Promise.all([
-      this.deps.store.recordInbound(instanceId, event, stored),
+      this.deps.store.recordInbound(instanceId, event, stored, extra),
       this.deps.bus.publish({ type: 'message.received', instanceId, timestamp: this.now(), data: event }),
     ]);
   }
@@ -178,6 +179,17 @@ export class MessageHub {
         await store.deleted(instanceId, u.messageId);
         await bus.publish({ type: 'message.deleted', instanceId, timestamp, data: { messageId: u.messageId, chatId: u.chatId, sender: u.sender, from: u.from, timestamp: u.timestamp } });
         return;
+      case 'vote':
+        await store.pollVote(instanceId, u.messageId, u.voter.jid, { ...(u.voter.phone !== undefined ? { phone: u.voter.phone } : {}), selected: u.selected, at: Date.parse(u.timestamp) || this.deps.clock.now() });
+        await bus.publish({ type: 'poll.vote', instanceId, timestamp, data: { chatId: u.chatId, pollMessageId: u.messageId, voter: u.voter, selected: u.selected, timestamp: u.timestamp } });
+        return;
     }
+  }
+
+  /** What decrypts the votes on a poll kept in history (its secret and options), or null. */
+  async pollKey(instanceId: string, messageId: string): Promise<PollKey | null> {
+    const m = await this.deps.store.get(instanceId, messageId);
+    if (!m?.poll || m.pollSecret === undefined) return null;
+    return { secret: m.pollSecret, options: m.poll.options, fromMe: m.fromMe, sender: m.sender };
   }
 }

@@ -38,7 +38,10 @@ async function view(core: MessageReadParts, instanceId: string, m: StoredMessage
   if (m.mentions) out.mentions = m.mentions;
   if (m.location) out.location = m.location;
   if (m.contacts) out.contacts = m.contacts;
-  if (m.poll) out.poll = m.poll;
+  if (m.poll) {
+    out.poll = m.poll;
+    out.votes = pollVotes(m);
+  }
   if (m.edited) out.edited = true;
   if (m.deleted) out.deleted = true;
   if (m.reactions) out.reactions = Object.entries(m.reactions).map(([sender, emoji]) => ({ sender, emoji }));
@@ -48,6 +51,16 @@ async function view(core: MessageReadParts, instanceId: string, m: StoredMessage
     out.media = { ...m.media, url: kept ? mediaUrl(instanceId, m.messageId) : null };
   }
   return out;
+}
+
+/** Each option of a poll with who picked it (their latest vote); the ones nobody picked too. */
+function pollVotes(m: StoredMessage): Record<string, Array<{ jid: string; phone?: string }>> {
+  // A Map, not an object: an option may be called "__proto__".
+  const out = new Map<string, Array<{ jid: string; phone?: string }>>((m.poll?.options ?? []).map((o) => [o, []]));
+  for (const [jid, vote] of Object.entries(m.votes ?? {})) {
+    for (const option of vote.selected) out.get(option)?.push({ jid, ...(vote.phone !== undefined ? { phone: vote.phone } : {}) });
+  }
+  return Object.fromEntries(out);
 }
 
 function requireChatId(chatId: string): string {

@@ -185,6 +185,8 @@ const TAGS: Array<[string, string]> = [
   ['instance', 'Status, pairing and lifecycle of one instance (instance key).'],
   ['messages', 'Sending, and reading messages and their status.'],
   ['chats', 'Conversation history, contacts and groups.'],
+  ['groups', 'Making and running groups: create, settings, participants, invite links, join and leave.'],
+  ['calls', 'Incoming calls.'],
   ['webhooks', 'Where events go, and their deliveries.'],
   ['events', 'Events: webhook bodies and live events.'],
   ['flows', 'Chatbot flows and human handover.'],

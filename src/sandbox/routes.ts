@@ -26,6 +26,7 @@ import { withUpload } from '../http/upload.js';
 import { parseInput } from '../schemas/check.js';
 import { readFile } from 'node:fs/promises';
 import { SandboxConnection, type SandboxInbound } from '../connection/sandbox.js';
+import { sandboxAccountRoutes } from './account-routes.js';
 
 const StatusOnly = closed({ success: Type.Literal(true), instanceId: Type.String(), status: InstanceStatusSchema });
 const InboundInput = closed({
@@ -59,9 +60,10 @@ const ActionsBody = closed({
   instanceId: Type.String(),
   actions: Type.Array(
     closed({
-      action: Type.Enum(['react', 'edit', 'delete', 'read', 'presence']),
+      action: Type.Enum(['react', 'edit', 'delete', 'read', 'presence', 'subscribe', 'reject-call']),
       chatId: Type.String(),
       messageId: Type.Optional(Type.String()),
+      callId: Type.Optional(Type.String()),
       emoji: Type.Optional(Type.String()),
       text: Type.Optional(Type.String()),
       state: Type.Optional(Type.String()),
@@ -184,11 +186,12 @@ function sandboxRoutes(core: SandboxParts): RouteDef[] {
       method: 'GET',
       path: '/api/:id/sandbox/actions',
       operationId: 'sandboxActions',
-      summary: 'What the instance did besides sending (reactions, edits, deletes, read marks, presence), oldest first',
+      summary: 'What the instance did besides sending (reactions, edits, deletes, read marks, presence, presence subscriptions, rejected calls), oldest first',
       response: { description: 'The actions.', schema: ActionsBody },
       handle({ instance }) {
         return { success: true, instanceId: instance.id, actions: [...sandboxOf(instance.id, instance.sandbox).actions()] };
       },
     }),
+    ...sandboxAccountRoutes(sandboxOf),
   ];
 }

@@ -1,6 +1,7 @@
 import Type, { type Static } from 'typebox';
 import { ChatId, IsoTime, MessageId, Phone, closed } from './common.js';
 import { EVENT_TYPES, INSTANCE_STATUSES, MESSAGE_STATUSES, MESSAGE_TYPES } from '../domain/vocabulary.js';
+import { CallReceivedData, GroupJoinedData, GroupParticipantsData, GroupUpdatedData, PollVoteData, PresenceUpdatedData } from './account-events.js';
 
 export { EVENT_TYPES, INSTANCE_STATUSES, MESSAGE_STATUSES, MESSAGE_TYPES };
 
@@ -130,6 +131,12 @@ export const EVENT_DATA = {
   'qr.updated': QrUpdatedData,
   'conversation.handover': HandoverData,
   'webhook.test': WebhookTestData,
+  'group.joined': GroupJoinedData,
+  'group.updated': GroupUpdatedData,
+  'group.participants': GroupParticipantsData,
+  'call.received': CallReceivedData,
+  'presence.updated': PresenceUpdatedData,
+  'poll.vote': PollVoteData,
 } as const;
 
 /** The body of a webhook delivery (and of a live event), for one event type. */

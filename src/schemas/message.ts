@@ -1,6 +1,7 @@
 import Type, { type Static } from 'typebox';
 import { ChatId, IsoTime, MessageId, Phone, closed } from './common.js';
 import { ContactCard, Location, MediaInfo, MessageStatusSchema, MessageTypeSchema, PollInfo } from './events.js';
+import { PollVotes } from './account-events.js';
 
 /**
  * One message as the gateway keeps it (history and lifecycle), in or out. For an outgoing message
@@ -24,6 +25,7 @@ export const MessageView = closed({
   location: Type.Optional(Location),
   contacts: Type.Optional(Type.Array(ContactCard)),
   poll: Type.Optional(PollInfo),
+  votes: Type.Optional(PollVotes),
   edited: Type.Optional(Type.Boolean()),
   deleted: Type.Optional(Type.Boolean()),
   reactions: Type.Optional(Type.Array(closed({ sender: Type.String(), emoji: Type.String() }))),

@@ -1,5 +1,6 @@
 import Type from 'typebox';
 import { CHAT_ID_PATTERN, ChatId, MessageId, Phone, Quota, closed } from './common.js';
+import { PRESENCE_STATES } from './account-events.js';
 
 /** Where a message goes: exactly one of `phone` or `to` (checked by the route). */
 export const Recipient = {
@@ -67,7 +68,10 @@ export const ReactInput = closed({ chatId: ChatId, messageId: MessageId, emoji: 
 export const EditInput = closed({ chatId: ChatId, message: Type.String({ minLength: 1, maxLength: MAX_TEXT }) });
 export const DeleteQuery = closed({ chatId: ChatId });
 export const ReadInput = closed({ chatId: ChatId, messageIds: Type.Optional(Type.Array(MessageId, { minItems: 1, maxItems: 100, uniqueItems: true })) });
-export const PresenceInput = closed({ chatId: ChatId, state: Type.Enum(['typing', 'paused']) });
+export const PresenceInput = closed({
+  chatId: ChatId,
+  state: Type.Enum([...PRESENCE_STATES], { description: '`typing`, `recording` (a voice note) or `paused` in this chat; `available` / `unavailable` to everyone who follows the account\'s presence.' }),
+});
 
 export const ActionBody = closed({ success: Type.Literal(true), instanceId: Type.String(), chatId: ChatId, messageId: Type.Optional(MessageId) });
 export const ReadBody = closed({ success: Type.Literal(true), instanceId: Type.String(), chatId: ChatId, read: Type.Integer({ minimum: 0, description: 'Messages marked read.' }) });
@@ -92,4 +96,6 @@ export const GroupBody = closed({
   subject: Type.String(),
   description: Type.Optional(Type.String()),
   participants: Type.Array(closed({ jid: Type.String(), phone: Type.Optional(Phone), admin: Type.Boolean() })),
+  announce: Type.Optional(Type.Boolean({ description: 'Only admins may write.' })),
+  locked: Type.Optional(Type.Boolean({ description: 'Only admins may change the group info.' })),
 });

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { ConnectionManager, ManagedConnection } from '../connection/manager.js';
 import type { ConnectionActions, Outgoing, OutgoingDraft } from '../connection/types.js';
@@ -43,7 +44,9 @@ export class SendService implements ConnectionActions {
   constructor(private readonly deps: SendDeps) {}
 
   async send(instanceId: string, draft: OutgoingDraft): Promise<SendResult> {
-    const message = { ...draft, id: newMessageId() } as Outgoing;
+    // A poll's secret is chosen with its id, so it is stored with the pending poll before it leaves:
+    // the votes that come back are encrypted with it.
+    const message = { ...draft, id: newMessageId(), ...(draft.kind === 'poll' && draft.secret === undefined ? { secret: randomBytes(32).toString('base64') } : {}) } as Outgoing;
     try {
       const result = await this.sendUnobserved(instanceId, message);
       this.deps.metrics.send('sent');

@@ -1,4 +1,5 @@
 import type { Connection, ConnectionFactory, ConnectionHooks, GroupInfo, GroupSummary, LogoutOutcome, MessageRef, NumberCheck, Outgoing } from '../../src/connection/types.js';
+import type { CreatedGroup, ParticipantResult } from '../../src/connection/account-types.js';
 import { GatewayError } from '../../src/domain/errors.js';
 import type { ConnectionStatus } from '../../src/domain/types.js';
 
@@ -63,7 +64,7 @@ export class FakeConnection implements Connection {
     this.ready();
     for (const target of targets) this.actions.push({ action: 'read', target });
   }
-  async presence(chatId: string, state: 'typing' | 'paused'): Promise<void> {
+  async presence(chatId: string, state: string): Promise<void> {
     this.ready();
     this.actions.push({ action: 'presence', value: `${chatId} ${state}` });
   }
@@ -78,6 +79,45 @@ export class FakeConnection implements Connection {
   async group(): Promise<GroupInfo | null> {
     this.ready();
     return null;
+  }
+  // Groups, calls and presence subscriptions: recorded; the Baileys and sandbox ones have their own tests.
+  async createGroup(subject: string, participants: string[]): Promise<CreatedGroup> {
+    this.ready();
+    this.actions.push({ action: 'create-group', value: subject });
+    return { chatId: '120363000000000001@g.us', subject, participants: participants.map((jid) => ({ jid, status: 'added' as const })) };
+  }
+  async updateGroup(chatId: string): Promise<void> {
+    this.ready();
+    this.actions.push({ action: 'update-group', value: chatId });
+  }
+  async groupParticipants(chatId: string, action: string, participants: string[]): Promise<ParticipantResult[]> {
+    this.ready();
+    this.actions.push({ action: `participants-${action}`, value: chatId });
+    return participants.map((jid) => ({ jid, status: 'failed' as const, error: 'fake' }));
+  }
+  async groupInvite(): Promise<string> {
+    this.ready();
+    return 'FakeInviteCode0000000A';
+  }
+  async joinGroup(): Promise<string> {
+    this.ready();
+    return '120363000000000001@g.us';
+  }
+  async leaveGroup(chatId: string): Promise<void> {
+    this.ready();
+    this.actions.push({ action: 'leave-group', value: chatId });
+  }
+  async groupPicture(chatId: string): Promise<void> {
+    this.ready();
+    this.actions.push({ action: 'group-picture', value: chatId });
+  }
+  async rejectCall(): Promise<boolean> {
+    this.ready();
+    return false;
+  }
+  async subscribePresence(chatId: string): Promise<void> {
+    this.ready();
+    this.actions.push({ action: 'subscribe', value: chatId });
   }
 }
 

@@ -162,6 +162,8 @@ export interface GatewayReceipt {
 /** A chat state (`typing…`) the gateway sent to a contact. */
 export interface ChatState {
   state: string;
+  /** `audio` for "recording audio…" (`<composing media="audio"/>`). */
+  media?: string;
   from: string;
   to: string;
 }
@@ -586,7 +588,17 @@ export class Contact {
 
   acceptChatState(stanza: BinaryNode): void {
     const child = Array.isArray(stanza.content) ? stanza.content[0] : undefined;
-    this.chatStates.push({ state: child?.tag ?? '', from: stanza.attrs.from ?? '', to: stanza.attrs.to ?? '' });
+    this.chatStates.push({ state: child?.tag ?? '', ...(child?.attrs.media ? { media: child.attrs.media } : {}), from: stanza.attrs.from ?? '', to: stanza.attrs.to ?? '' });
+  }
+
+  /**
+   * Someone left `group`: this contact's next message there starts a new sender key and sends it to
+   * the members there are now, as WhatsApp's apps do (the one who left keeps only the old key).
+   */
+  async rotateSenderKey(group: string): Promise<void> {
+    // Baileys' name of a sender key (jidToSignalSenderKeyName): group::user_domain::device; contacts write as their LID.
+    await this.device.keys.set({ 'sender-key': { [`${group}::${this.lidUser}_1::0`]: null } });
+    for (const memo of [...this.senderKeySent]) if (memo.startsWith(`${group}|`)) this.senderKeySent.delete(memo);
   }
 
   // ---- helpers ------------------------------------------------------------------------------

@@ -18,6 +18,9 @@ import { COLLECTIONS, newAppStateKey, type AppStateKey, type CollectionName, typ
 import { makeCertChain, type CertChainOptions } from './cert.js';
 import { Contact, newStanzaId, SignalDevice, type Bundle, type ChatState, type ContactOptions, type ContactWire } from './contact.js';
 import { Group, type GroupOptions } from './group.js';
+import { GroupOps } from './groups.js';
+import { CallOps } from './calls.js';
+import { PresenceOps } from './presence.js';
 import { encryptMedia, MediaHost } from './media.js';
 import { encodeFrame, FrameReader, NoiseResponder } from './noise.js';
 import { buildPairSuccess, parseQr, verifyPairDeviceSign, type Account, type Device } from './phone.js';
@@ -180,6 +183,12 @@ export class ProtocolDouble implements ContactWire {
   readonly retried = new Set<string>();
   /** Problems: what a contact could not decrypt, nacks from Baileys, stanzas for unknown addresses. Tests assert it stays empty. */
   readonly errors: DoubleError[] = [];
+  /** Group operations, notifications and sender-key checks (groups.ts). */
+  readonly groupOps: GroupOps = new GroupOps(this);
+  /** Call offers and rejects (calls.ts). */
+  readonly callOps: CallOps = new CallOps(this);
+  /** Presence subscriptions, contacts' presence and chat states, what contacts saw (presence.ts). */
+  readonly presenceOps: PresenceOps = new PresenceOps(this);
 
   refs: number;
   assumedPreKeys: number;
@@ -375,6 +384,11 @@ export class ProtocolDouble implements ContactWire {
    */
   deliver(device: Device, node: BinaryNode): void {
     device.outbox.push(node);
+    for (const s of this.onlineSessions(device)) this.send(s, node);
+  }
+
+  /** Sends a stanza that is not queued (presence, chat states) to the device's live sessions only. */
+  push(device: Device, node: BinaryNode): void {
     for (const s of this.onlineSessions(device)) this.send(s, node);
   }
 
@@ -847,10 +861,15 @@ export class ProtocolDouble implements ContactWire {
         this.chatStates.push(state);
         const contact = node.attrs.to ? this.contactByJid(node.attrs.to) : undefined;
         contact?.acceptChatState(node);
+        if (contact) this.presenceOps.chatState(contact, node);
         return;
       }
       case 'presence':
         this.presences.push(node);
+        if (session.device) this.presenceOps.fromDevice(session.device, node, this.contacts.values());
+        return;
+      case 'call':
+        if (session.device) this.send(session, this.callOps.fromDevice(session.device, node));
         return;
       default:
         return;
@@ -864,7 +883,16 @@ export class ProtocolDouble implements ContactWire {
       }
       return;
     }
-    this.send(session, this.answerIq(session, node));
+    const special = session.device ? await this.answerAccountIq(session.device, node) : null;
+    this.send(session, special ?? this.answerIq(session, node));
+  }
+
+  /** Group operations and the group picture (groups.ts); null for every other iq. */
+  private async answerAccountIq(device: Device, node: BinaryNode): Promise<BinaryNode | null> {
+    const result: BinaryNode = { tag: 'iq', attrs: { from: node.attrs.to ?? S_WHATSAPP_NET, type: 'result', id: node.attrs.id ?? '' } };
+    if (node.attrs.xmlns === 'w:g2') return this.groupOps.answer(device, node, result);
+    if (node.attrs.xmlns === 'w:profile:picture' && node.attrs.type === 'set' && node.attrs.target?.endsWith('@g.us')) return this.groupOps.picture(device, node, result);
+    return null;
   }
 
   /** A generic, well-formed answer to the iq queries Baileys makes around login. */
@@ -988,6 +1016,8 @@ export class ProtocolDouble implements ContactWire {
           const skmsg = topEncs.find((e) => e.attrs.type === 'skmsg');
           const phones = group.accounts().flatMap((a) => this.phones.get(a.phone) ?? []);
           for (const member of [...group.contacts(), ...phones]) await this.decryptFor(member, device, node, pairwise.get(member), skmsg);
+          // Whoever left must not read it (the sender rotated its key when they did).
+          await this.groupOps.checkFormerMembers(group, device, node, skmsg);
         }
       } else if (participants.length > 0) {
         const target = recipientOf(to);

@@ -19,6 +19,10 @@ import { RecentQuotables, RecentSends } from './recent-sends.js';
 import { withSharedTransactionStorage } from './shared-async-storage.js';
 import { installCurveVerify } from './curve-verify.js';
 import { Waiters } from './waiters.js';
+import { BaileysAccount } from './account.js';
+import * as groupActions from './groups.js';
+import type { CreatedGroup, GroupSettings, ParticipantResult } from '../account-types.js';
+import type { GroupAction, PresenceState } from '../../schemas/account-events.js';
 
 export type { BaileysOptions, BaileysSettings, MakeSocket, SocketLike } from './options.js';
 
@@ -55,6 +59,8 @@ export class BaileysConnection implements Connection {
 
   private readonly store: LazyAuthStore;
   private readonly inbound: InboundQueue;
+  /** Groups, calls, presence and poll votes (account.ts). */
+  private readonly account: BaileysAccount;
   private readonly recent = new RecentSends();
   private readonly quotables = new RecentQuotables();
   /** requestPairingCode callers waiting for a socket that shows a QR. */
@@ -75,6 +81,7 @@ export class BaileysConnection implements Connection {
     this.store = new LazyAuthStore(options.auth, instanceId, this.log, options.authDebounceMs);
     const clock: Clock = options.clock ?? systemClock;
     this.inbound = new InboundQueue(this.hooks, clock, this.log);
+    this.account = new BaileysAccount({ hooks, inbound: this.inbound, log: this.log, now: () => clock.now(), recentSend: (key) => this.recent.lookup(key) });
     this.makeSocket = options.makeSocket ?? makeWASocket;
     this.random = options.random ?? Math.random;
   }
@@ -182,6 +189,7 @@ export class BaileysConnection implements Connection {
     let sent: WAMessage | undefined;
     try {
       const known = message.replyTo === undefined ? undefined : this.quotables.lookup(message.replyTo);
+      await this.account.rotation.beforeSend(sock, jid);
       sent = await sock.sendMessage(jid, toContent(message), sendOptions(message, known));
     } catch (err) {
       if (closeCode(err) === CLOSE_CODES.connectionClosed) {
@@ -204,24 +212,71 @@ export class BaileysConnection implements Connection {
     return sock;
   }
 
+  /** The live socket, ready for a message to `jid` (a group's sender key rotated first if someone left). */
+  private async liveFor(jid: string): Promise<SocketLike> {
+    const sock = this.live();
+    await this.account.rotation.beforeSend(sock, jid);
+    return sock;
+  }
+
   async react(target: MessageRef, emoji: string): Promise<void> {
-    await this.live().sendMessage(target.chatId, { react: { text: emoji, key: messageKey(target) } });
+    await (await this.liveFor(target.chatId)).sendMessage(target.chatId, { react: { text: emoji, key: messageKey(target) } });
   }
 
   async edit(target: MessageRef, text: string): Promise<void> {
-    await this.live().sendMessage(target.chatId, { text, edit: messageKey(target) });
+    await (await this.liveFor(target.chatId)).sendMessage(target.chatId, { text, edit: messageKey(target) });
   }
 
   async remove(target: MessageRef): Promise<void> {
-    await this.live().sendMessage(target.chatId, { delete: messageKey(target) });
+    await (await this.liveFor(target.chatId)).sendMessage(target.chatId, { delete: messageKey(target) });
   }
 
   async markRead(targets: MessageRef[]): Promise<void> {
     if (targets.length > 0) await this.live().readMessages(targets.map(messageKey));
   }
 
-  async presence(chatId: string, state: 'typing' | 'paused'): Promise<void> {
-    await this.live().sendPresenceUpdate(state === 'typing' ? 'composing' : 'paused', chatId);
+  /** Each state as WhatsApp's: typing = composing, recording = composing media=audio (Baileys' `recording`). */
+  async presence(chatId: string, state: PresenceState): Promise<void> {
+    const type = state === 'typing' ? 'composing' : state;
+    await this.live().sendPresenceUpdate(type, chatId);
+  }
+
+  async subscribePresence(chatId: string): Promise<void> {
+    await this.account.subscribePresence(this.live(), chatId);
+  }
+
+  async rejectCall(callId: string): Promise<boolean> {
+    return this.account.rejectCall(this.live(), callId);
+  }
+
+  // ---- groups (groups.ts) -------------------------------------------------------------------
+
+  createGroup(subject: string, participants: string[]): Promise<CreatedGroup> {
+    return this.account.createGroup(this.live(), subject, participants);
+  }
+
+  updateGroup(chatId: string, settings: GroupSettings): Promise<void> {
+    return this.account.updateGroup(this.live(), chatId, settings);
+  }
+
+  groupParticipants(chatId: string, action: GroupAction, participants: string[]): Promise<ParticipantResult[]> {
+    return this.account.groupParticipants(this.live(), chatId, action, participants);
+  }
+
+  groupInvite(chatId: string, revoke: boolean): Promise<string> {
+    return groupActions.groupInvite(this.live(), chatId, revoke);
+  }
+
+  joinGroup(code: string): Promise<string> {
+    return groupActions.joinGroup(this.live(), code);
+  }
+
+  leaveGroup(chatId: string): Promise<void> {
+    return groupActions.leaveGroup(this.live(), chatId);
+  }
+
+  groupPicture(chatId: string, image: Uint8Array | null): Promise<void> {
+    return groupActions.groupPicture(this.live(), chatId, image);
   }
 
   async checkNumbers(phones: string[]): Promise<NumberCheck[]> {
@@ -257,6 +312,8 @@ export class BaileysConnection implements Connection {
         const phone = pn ? `+${jidNormalizedUser(pn).split('@')[0]}` : undefined;
         return { jid: p.id, ...(phone && /^\+[1-9][0-9]{6,14}$/.test(phone) ? { phone } : {}), admin: p.admin === 'admin' || p.admin === 'superadmin' };
       }),
+      announce: g.announce === true,
+      locked: g.restrict === true,
     };
   }
 
@@ -386,6 +443,7 @@ export class BaileysConnection implements Connection {
       const folded = messages.flatMap((m) => foldedStatuses(m, () => Date.now()));
       if (folded.length > 0) this.inbound.updates(folded);
     });
+    this.account.attach(sock, { getPNForLID: (lid) => sock.signalRepository.lidMapping.getPNForLID(lid) });
     // Receipts of what we sent (1:1: the status; groups: per participant, see below).
     sock.ev.on('messages.update', (updates) => {
       const out: MessageUpdate[] = [];

@@ -27,6 +27,11 @@ export class InboundQueue {
     this.chain(() => this.handle(messages, resolver, download));
   }
 
+  /** Runs `task` in arrival order with everything else handed on (group notifications, poll votes). */
+  run(task: () => Promise<void>): void {
+    this.chain(task);
+  }
+
   updates(updates: MessageUpdate[]): void {
     this.chain(async () => {
       for (const u of updates) {
@@ -65,11 +70,11 @@ export class InboundQueue {
         }
         continue;
       }
-      const { message, media } = mapped;
+      const { message, media, extra } = mapped;
       if (!this.seen.claim(message.messageId)) continue;
       if (message.from === null) this.log.debug({ id: message.messageId, sender: message.sender }, 'sender phone number unknown; reporting the LID');
       try {
-        await this.hooks.onMessage(message, media);
+        await this.hooks.onMessage(message, media, extra);
       } catch (err) {
         // Baileys has acked it already; a later copy (offline backlog) is the only second chance.
         this.seen.release(message.messageId);

@@ -18,6 +18,7 @@ import {
 import type { InboundMessage } from '../../schemas/events.js';
 import { vcardName, vcardPhone } from '../../domain/vcard.js';
 import type { InboundMedia, MessageUpdate } from '../types.js';
+import type { InboundExtra } from '../../storage/ports/messages.js';
 import { BoundedMap } from './lru.js';
 
 /** The part of Baileys' LID mapping store the mapper needs (local lookup, no network). */
@@ -51,7 +52,7 @@ function phoneOfPnJid(jid: string | null | undefined): string | null {
  * in the key's `*Alt` field, or from the LID mapping store Baileys fills from history sync and
  * usync. When neither knows it, the caller gets null and reports the LID as is.
  */
-async function resolvePhone(jid: string | null | undefined, alt: string | null | undefined, resolver: LidResolver | undefined): Promise<string | null> {
+export async function resolvePhone(jid: string | null | undefined, alt: string | null | undefined, resolver: LidResolver | undefined): Promise<string | null> {
   const direct = phoneOfPnJid(jid) ?? phoneOfPnJid(alt);
   if (direct) return direct;
   if (jid && resolver && (isLidUser(jid) || isHostedLidUser(jid))) {
@@ -77,7 +78,7 @@ const MEDIA_TYPES: Partial<Record<string, 'image' | 'video' | 'audio' | 'documen
 
 /** What one upserted WAMessage is for the gateway. */
 export type Mapped =
-  | { ok: true; kind: 'message'; message: InboundMessage; media?: InboundMedia }
+  | { ok: true; kind: 'message'; message: InboundMessage; media?: InboundMedia; extra?: InboundExtra }
   | { ok: true; kind: 'update'; update: MessageUpdate }
   | { ok: false; skip: SkipReason };
 
@@ -156,6 +157,7 @@ export async function mapUpsert(msg: WAMessage, options: MapOptions): Promise<Ma
     }
     return { ok: false, skip: 'protocol' };
   }
+  // Votes are decrypted on their own (polls.ts).
   if (contentType === 'pollUpdateMessage' || contentType === 'senderKeyDistributionMessage') return { ok: false, skip: 'protocol' };
 
   const out: InboundMessage = { messageId: key.id, chatId, isGroup, sender, from: phone, type: 'other', timestamp };
@@ -201,6 +203,9 @@ export async function mapUpsert(msg: WAMessage, options: MapOptions): Promise<Ma
     const p = content.pollCreationMessage ?? content.pollCreationMessageV2 ?? content.pollCreationMessageV3;
     out.type = 'poll';
     out.poll = { question: p?.name ?? '', options: (p?.options ?? []).map((o) => o.optionName ?? ''), multiple: (p?.selectableOptionsCount ?? 0) !== 1 };
+    // Votes on it come encrypted with its secret: kept with it (never shown).
+    const secret = msg.message.messageContextInfo?.messageSecret ?? content.messageContextInfo?.messageSecret;
+    if (secret && secret.length > 0) return { ok: true, kind: 'message', message: out, extra: { pollSecret: Buffer.from(secret).toString('base64') } };
   }
   return { ok: true, kind: 'message', message: out, ...(media ? { media } : {}) };
 }

@@ -16,13 +16,32 @@ export type BaileysSettings = Omit<GatewayConfig['baileys'], 'maxConcurrentLogin
 export type SocketLike = Pick<
   WASocket,
   'ev' | 'user' | 'sendMessage' | 'end' | 'logout' | 'requestPairingCode' | 'sendPresenceUpdate' | 'readMessages' | 'onWhatsApp' | 'groupFetchAllParticipating' | 'groupMetadata'
-> & {
-  readonly signalRepository: {
-    readonly lidMapping: Pick<WASocket['signalRepository']['lidMapping'], 'getPNForLID'>;
+> &
+  // Groups, calls, presence subscriptions and the key store (account.ts, groups.ts): optional, so
+  // a test double of the socket needs only what its test uses; the real socket has them all.
+  Partial<Pick<WASocket, AccountSocketMember>> & {
+    readonly signalRepository: {
+      readonly lidMapping: Pick<WASocket['signalRepository']['lidMapping'], 'getPNForLID'>;
+    };
+    /** Baileys' WebSocket client (an EventEmitter): its pending queries wait on `TAG:<id>` events; raw stanzas arrive as `CB:<tag>`. */
+    readonly ws?: Pick<WASocket['ws'], 'eventNames' | 'emit'> & Partial<Pick<WASocket['ws'], 'on' | 'off'>>;
   };
-  /** Baileys' WebSocket client (an EventEmitter): its pending queries wait on `TAG:<id>` events. */
-  readonly ws?: Pick<WASocket['ws'], 'eventNames' | 'emit'>;
-};
+
+export type AccountSocketMember =
+  | 'query'
+  | 'authState'
+  | 'groupParticipantsUpdate'
+  | 'groupUpdateSubject'
+  | 'groupUpdateDescription'
+  | 'groupSettingUpdate'
+  | 'groupInviteCode'
+  | 'groupRevokeInvite'
+  | 'groupAcceptInvite'
+  | 'groupLeave'
+  | 'updateProfilePicture'
+  | 'removeProfilePicture'
+  | 'rejectCall'
+  | 'presenceSubscribe';
 
 export type MakeSocket = (config: UserFacingSocketConfig) => SocketLike;
 

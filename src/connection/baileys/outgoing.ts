@@ -30,7 +30,9 @@ export function toContent(message: Outgoing): AnyMessageContent {
   }
   if (message.kind === 'poll') {
     // selectableCount 0 lets people pick any number of options; 1 exactly one.
-    return { poll: { name: message.question, values: message.options, selectableCount: message.multiple ? 0 : 1 } };
+    // The secret chosen before the send (stored with the poll): the votes come back encrypted with it.
+    const messageSecret = message.secret !== undefined ? { messageSecret: Buffer.from(message.secret, 'base64') } : {};
+    return { poll: { name: message.question, values: message.options, selectableCount: message.multiple ? 0 : 1, ...messageSecret } };
   }
   // A path, not a Buffer: Baileys streams the file while encrypting instead of loading it whole.
   const media = { url: message.path };

@@ -19,6 +19,10 @@ export interface StoredMessage {
   location?: InboundMessage['location'];
   contacts?: InboundMessage['contacts'];
   poll?: InboundMessage['poll'];
+  /** A poll's messageSecret (base64): its votes are encrypted with it. Never shown. */
+  pollSecret?: string;
+  /** A poll's votes: each voter's (by JID) latest choice. */
+  votes?: Record<string, StoredVote>;
   edited?: boolean;
   deleted?: boolean;
   reactions?: Record<string, string>;
@@ -26,6 +30,21 @@ export interface StoredMessage {
   /** Epoch ms. */
   timestamp: number;
   updatedAt: number;
+}
+
+/** One voter's latest choice on a poll. */
+export interface StoredVote {
+  phone?: string;
+  /** Option texts; [] when the voter withdrew their vote. */
+  selected: string[];
+  /** Epoch ms. */
+  at: number;
+}
+
+/** What a received message brings that its event does not show. */
+export interface InboundExtra {
+  /** A poll's messageSecret (base64), to decrypt its votes. */
+  pollSecret?: string;
 }
 
 /** A chat as the chats list shows it. */
@@ -63,13 +82,18 @@ export interface MessageRepository {
   /** An outgoing message (`pending` before it leaves; its status follows with setStatus). */
   recordOutgoing(instanceId: string, m: StoredMessage, durable: boolean): Promise<void>;
   /** A received message, stored durably before the connection acknowledges it. */
-  recordInbound(instanceId: string, m: InboundMessage, media: StoredMessage['media']): Promise<void>;
+  recordInbound(instanceId: string, m: InboundMessage, media: StoredMessage['media'], extra?: InboundExtra): Promise<void>;
   /** A status reported for a message; the change when it moved forward, else null. */
   setStatus(instanceId: string, messageId: string, status: MessageStatus, error?: string, durable?: boolean): Promise<StatusChange | null>;
   /** False when the message is not kept. */
   edited(instanceId: string, messageId: string, text: string): Promise<boolean>;
   deleted(instanceId: string, messageId: string): Promise<boolean>;
   reaction(instanceId: string, messageId: string, sender: string, emoji: string): Promise<void>;
+  /**
+   * A vote on a poll: the voter's (`voter`, a JID) latest choice replaces their earlier one. False
+   * when the poll is not kept (unknown, expired, or history is off: votes are what was said).
+   */
+  pollVote(instanceId: string, messageId: string, voter: string, vote: StoredVote): Promise<boolean>;
   /** The chat was read on our side: its unread count goes to 0. */
   markRead(instanceId: string, chatId: string): Promise<void>;
   get(instanceId: string, messageId: string): Promise<StoredMessage | null>;

@@ -6,7 +6,7 @@ import type { TimerHandle, Timers } from '../../domain/timers.js';
 import type { MessageStatus } from '../../domain/types.js';
 import type { InboundMessage } from '../../schemas/events.js';
 import type { MediaRepository } from '../ports/media.js';
-import type { ChatPage, ChatSummary, MessageRepository, StatusChange, StoredMessage } from '../ports/messages.js';
+import type { ChatPage, ChatSummary, InboundExtra, MessageRepository, StatusChange, StoredMessage, StoredVote } from '../ports/messages.js';
 import type { Db } from './db.js';
 
 export interface PgMessagesOptions {
@@ -25,10 +25,11 @@ interface MessageRow {
   edited_text: string | null;
   deleted: boolean;
   reactions: Record<string, string> | null;
+  votes: Record<string, StoredVote> | null;
   error: string | null;
 }
 
-const COLUMNS = 'body, status, updated_at, edited_text, deleted, reactions, error';
+const COLUMNS = 'body, status, updated_at, edited_text, deleted, reactions, votes, error';
 
 /** Whether a status may follow another (never backwards; `failed` only before delivery), as SQL on `old.status` and $3. */
 const FORWARD = `(old.status <> 'failed' AND CASE WHEN $3 = 'failed' THEN old.status IN ('pending', 'sent')
@@ -49,6 +50,8 @@ function merged(row: MessageRow): StoredMessage {
   }
   if (row.reactions && Object.keys(row.reactions).length > 0) out.reactions = row.reactions;
   else delete out.reactions;
+  if (row.votes && Object.keys(row.votes).length > 0) out.votes = row.votes;
+  else delete out.votes;
   if (row.error !== null) out.error = row.error;
   return out;
 }
@@ -139,7 +142,7 @@ export class PgMessages implements MessageRepository {
     await this.insert(instanceId, m, durable);
   }
 
-  async recordInbound(instanceId: string, m: InboundMessage, media: StoredMessage['media']): Promise<void> {
+  async recordInbound(instanceId: string, m: InboundMessage, media: StoredMessage['media'], extra?: InboundExtra): Promise<void> {
     const stored: StoredMessage = {
       messageId: m.messageId,
       chatId: m.chatId,
@@ -157,6 +160,7 @@ export class PgMessages implements MessageRepository {
       ...(m.location ? { location: m.location } : {}),
       ...(m.contacts ? { contacts: m.contacts } : {}),
       ...(m.poll ? { poll: m.poll } : {}),
+      ...(m.poll && extra?.pollSecret !== undefined ? { pollSecret: extra.pollSecret } : {}),
       timestamp: Date.parse(m.timestamp),
       updatedAt: this.options.clock.now(),
     };
@@ -205,6 +209,18 @@ export class PgMessages implements MessageRepository {
       [instanceId, messageId, sender, emoji, this.options.clock.now()],
       true,
     );
+  }
+
+  async pollVote(instanceId: string, messageId: string, voter: string, vote: StoredVote): Promise<boolean> {
+    if (!this.options.history.enabled) return false;
+    await this.ready(instanceId);
+    const r = await this.db.query(
+      'message store',
+      `UPDATE messages SET updated_at = $5, votes = COALESCE(votes, '{}'::jsonb) || jsonb_build_object($3::text, $4::jsonb)
+      WHERE instance_id = $1 AND message_id = $2`,
+      [instanceId, messageId, voter, JSON.stringify(vote), vote.at],
+    );
+    return (r.rowCount ?? 0) > 0;
   }
 
   async markRead(instanceId: string, chatId: string): Promise<void> {

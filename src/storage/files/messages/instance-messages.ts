@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import type { MessageStatus } from '../../../domain/types.js';
 import { Journal } from '../journal.js';
 import type { WriteGuard } from '../../../fs/write-guard.js';
-import type { StatusChange } from '../../ports/messages.js';
+import type { StatusChange, StoredVote } from '../../ports/messages.js';
 import { isForward, parseRecord, type JournalRecord, type StoredMessage } from './records.js';
 
 /** What is kept in memory per message: where its line is and what changed since. */
@@ -18,6 +18,8 @@ export interface Entry {
   editedText?: string;
   deleted?: boolean;
   reactions?: Map<string, string>;
+  /** A poll's votes by voter. */
+  votes?: Map<string, StoredVote>;
   error?: string;
   /** Bytes of the message's stored media, if any. */
   hasMedia: boolean;
@@ -79,6 +81,7 @@ export class InstanceMessages {
         if (r.error !== undefined) entry.error = r.error;
         if (r.deleted) entry.deleted = true;
         if (r.reactions) entry.reactions = new Map(Object.entries(r.reactions));
+        if (r.votes) entry.votes = new Map(Object.entries(r.votes));
         this.entries.set(entry.id, entry);
         this.liveBytes += length + 1;
         let chat = this.chats.get(r.chatId);
@@ -125,6 +128,15 @@ export class InstanceMessages {
         e.reactions ??= new Map();
         if (r.emoji === '') e.reactions.delete(r.sender);
         else e.reactions.set(r.sender, r.emoji);
+        e.updatedAt = r.at;
+        this.liveBytes += length + 1;
+        return null;
+      }
+      case 'v': {
+        const e = this.entries.get(r.id);
+        if (!e) return null;
+        e.votes ??= new Map();
+        e.votes.set(r.voter, { ...(r.phone !== undefined ? { phone: r.phone } : {}), selected: r.selected, at: r.at });
         e.updatedAt = r.at;
         this.liveBytes += length + 1;
         return null;
@@ -187,7 +199,7 @@ export class InstanceMessages {
       const e = this.entries.get(record.id);
       if (!e || !isForward(e.status, record.status)) return null;
     }
-    if ((record.k === 'e' || record.k === 'd' || record.k === 'r') && !this.entries.has(record.id)) return null;
+    if ((record.k === 'e' || record.k === 'd' || record.k === 'r' || record.k === 'v') && !this.entries.has(record.id)) return null;
     if (record.k === 'm' && this.entries.has(record.messageId)) return null;
     const text = JSON.stringify(record);
     let offset: number;
@@ -227,6 +239,8 @@ export class InstanceMessages {
     }
     if (e.reactions && e.reactions.size > 0) out.reactions = Object.fromEntries(e.reactions);
     else delete out.reactions;
+    if (e.votes && e.votes.size > 0) out.votes = Object.fromEntries(e.votes);
+    else delete out.votes;
     if (e.error !== undefined) out.error = e.error;
     return out;
   }
@@ -257,6 +271,7 @@ export class InstanceMessages {
       }
       if (e.deleted) merged.deleted = true;
       if (e.reactions && e.reactions.size > 0) merged.reactions = Object.fromEntries(e.reactions);
+      if (e.votes && e.votes.size > 0) merged.votes = Object.fromEntries(e.votes);
       if (e.error !== undefined) merged.error = e.error;
       lines.push(JSON.stringify(merged));
     }

@@ -1,5 +1,5 @@
 import type { MessageStatus } from '../../../domain/types.js';
-import type { StoredMessage } from '../../ports/messages.js';
+import type { StoredMessage, StoredVote } from '../../ports/messages.js';
 
 export type { StoredMessage };
 
@@ -14,6 +14,7 @@ export type JournalRecord =
   | { k: 'e'; id: string; text: string; at: number }
   | { k: 'd'; id: string; at: number }
   | { k: 'r'; id: string; sender: string; emoji: string; at: number }
+  | ({ k: 'v'; id: string; voter: string } & StoredVote)
   | { k: 'read'; chat: string; at: number };
 
 /** Parses one line; null for a line that is not a record of this format (skipped on replay). */
@@ -26,7 +27,7 @@ export function parseRecord(text: string): JournalRecord | null {
   }
   if (typeof v !== 'object' || v === null) return null;
   const k = (v as { k?: unknown }).k;
-  return k === 'm' || k === 's' || k === 'e' || k === 'd' || k === 'r' || k === 'read' ? (v as JournalRecord) : null;
+  return k === 'm' || k === 's' || k === 'e' || k === 'd' || k === 'r' || k === 'v' || k === 'read' ? (v as JournalRecord) : null;
 }
 
 /** Statuses in the order a message moves through them; `failed` ends a message that was not delivered. */

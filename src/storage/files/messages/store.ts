@@ -12,7 +12,7 @@ import type { WriteGuard } from '../../../fs/write-guard.js';
 import { isInstanceId } from '../paths.js';
 import { InstanceMessages, type Chat, type Entry, type StatusChange } from './instance-messages.js';
 import type { MediaRepository } from '../../ports/media.js';
-import type { MessageRepository } from '../../ports/messages.js';
+import type { InboundExtra, MessageRepository, StoredVote } from '../../ports/messages.js';
 import type { JournalRecord, StoredMessage } from './records.js';
 
 export type { StatusChange } from './instance-messages.js';
@@ -130,7 +130,7 @@ export class MessageStore implements MessageRepository {
   }
 
   /** A received message, stored durably before the connection acknowledges it. */
-  async recordInbound(instanceId: string, m: InboundMessage, media: { mimetype: string; size: number; fileName?: string } | undefined): Promise<void> {
+  async recordInbound(instanceId: string, m: InboundMessage, media: { mimetype: string; size: number; fileName?: string } | undefined, extra?: InboundExtra): Promise<void> {
     const ts = Date.parse(m.timestamp);
     const stored: StoredMessage = {
       messageId: m.messageId,
@@ -149,6 +149,7 @@ export class MessageStore implements MessageRepository {
       ...(m.location ? { location: m.location } : {}),
       ...(m.contacts ? { contacts: m.contacts } : {}),
       ...(m.poll ? { poll: m.poll } : {}),
+      ...(m.poll && extra?.pollSecret !== undefined ? { pollSecret: extra.pollSecret } : {}),
       timestamp: ts,
       updatedAt: this.options.clock.now(),
     };
@@ -176,6 +177,14 @@ export class MessageStore implements MessageRepository {
 
   async reaction(instanceId: string, messageId: string, sender: string, emoji: string): Promise<void> {
     await this.writeTo(instanceId, { k: 'r', id: messageId, sender, emoji, at: this.options.clock.now() }, false);
+  }
+
+  async pollVote(instanceId: string, messageId: string, voter: string, vote: StoredVote): Promise<boolean> {
+    if (!this.options.history.enabled) return false;
+    const im = await this.instance(instanceId);
+    if (!im.entries.has(messageId)) return false;
+    await this.writeTo(instanceId, { k: 'v', id: messageId, voter, ...vote }, true);
+    return true;
   }
 
   /** The chat was read on our side: its unread count goes to 0. */

@@ -3,6 +3,7 @@ import { sql as flows } from './002-flows.js';
 import { sql as cluster } from './003-cluster.js';
 import { sql as outbox } from './004-outbox.js';
 import { sql as sessions } from './005-sessions.js';
+import { sql as pollVotes } from './006-poll-votes.js';
 
 export interface Migration {
   /** Applied in this order, each once; never renumbered or edited once released. */
@@ -21,4 +22,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 3, name: 'cluster', sql: cluster },
   { version: 4, name: 'outbox', sql: outbox },
   { version: 5, name: 'sessions', sql: sessions },
+  { version: 6, name: 'poll-votes', sql: pollVotes },
 ];
