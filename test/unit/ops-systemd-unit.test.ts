@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -83,6 +83,32 @@ test('systemd-analyze verify accepts the unit without a warning', async (t) => {
     // verify exits 0 even for unknown keys and bad values; it only warns. Any output is a failure.
     t.is(r.status, 0, r.stderr);
     t.is(`${r.stdout}${r.stderr}`.trim(), '');
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+// Guards issue 23 item 7: the PostgreSQL drop-in (a node whose database runs on the same machine).
+test('the PostgreSQL drop-in orders the daemon after postgresql.service, and systemd-analyze accepts unit and drop-in together', async (t) => {
+  const dropIn = await readFile(fileURLToPath(new URL('../../systemd/gateway-postgresql.conf', import.meta.url)), 'utf8');
+  t.regex(dropIn, /^After=postgresql\.service$/m);
+  t.regex(dropIn, /^Wants=postgresql\.service$/m);
+  if (!hasSystemdAnalyze()) {
+    if (process.env.CI === 'true') t.fail('systemd-analyze is absent in CI: .ci/run should have installed it');
+    else t.pass();
+    return;
+  }
+  const dir = await mkdtemp(join(tmpdir(), 'gw-unit-'));
+  try {
+    const text = await readFile(UNIT, 'utf8');
+    const copy = join(dir, 'gateway.service');
+    await writeFile(copy, text.replace(/^ExecStart=node /m, `ExecStart=${process.execPath} `));
+    // The drop-in where systemd reads it (gateway.service.d/ beside the unit, on the unit path).
+    await mkdir(join(dir, 'gateway.service.d'));
+    await writeFile(join(dir, 'gateway.service.d', 'postgresql.conf'), dropIn);
+    const r = spawnSync('systemd-analyze', ['verify', '--man=no', copy], { encoding: 'utf8', env: { ...process.env, SYSTEMD_UNIT_PATH: `${dir}:` } });
+    t.is(r.status, 0, r.stderr);
+    t.notRegex(`${r.stdout}${r.stderr}`, /postgresql\.conf|Unknown key|Invalid/i);
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
