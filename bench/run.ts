@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { autocannon, initDataDir, percentile, rssMb, startGateway, stop } from './lib.js';
 import { seedStore } from './seed.js';
 import { sessionsBench } from './sessions.js';
+import { clusterBench } from './cluster.js';
 import { CreditStore } from '../src/storage/files/credits.js';
 import { UNGUARDED } from '../src/fs/write-guard.js';
 
@@ -288,6 +289,11 @@ async function main(): Promise<void> {
     log(JSON.stringify(await webhookRun()));
     return;
   }
+  if (process.env.BENCH_ONLY === 'cluster') {
+    const koa = await koaBaseline();
+    log(JSON.stringify(await clusterBench(BIN, log, koa, SECONDS)));
+    return;
+  }
   if (process.env.BENCH_ONLY === 'sends') {
     const koa = await koaBaseline();
     const debited = await sendRun(10);
@@ -307,6 +313,7 @@ async function main(): Promise<void> {
   await rm(premium.dataDir, { recursive: true, force: true });
   const webhooks = await webhookRun();
   const sessions = await sessionsBench(BIN, log);
+  const cluster = await clusterBench(BIN, log, koaRps, SECONDS);
   const result = {
     send_rps: Math.round(ten.rps),
     koa_rps: Math.round(koaRps),
@@ -336,6 +343,14 @@ async function main(): Promise<void> {
     sessions_heap_mb_each: sessions.sessions_heap_mb_each,
     sessions_login_max_concurrent: sessions.sessions_login_max_concurrent,
     reconnect_round_s: sessions.reconnect_round_s,
+    pg_send_rps: cluster.pg_send_rps,
+    pg_send_vs_koa: cluster.pg_send_vs_koa,
+    pg_send_p99_ms: cluster.pg_send_p99_ms,
+    pg_webhook_eps: cluster.pg_webhook_eps,
+    failover_s: cluster.failover_s,
+    failover_lost: cluster.failover_lost,
+    failover_sessions: cluster.failover_sessions,
+    pg_sessions_mb_each: cluster.pg_sessions_mb_each,
   };
   log(JSON.stringify(result));
 }
