@@ -1,6 +1,7 @@
 import type { ConnectionStatus, MediaType } from '../domain/types.js';
 import type { InboundMessage } from '../schemas/events.js';
 import type { InstanceRecord } from '../schemas/instance.js';
+import type { AccountActions, LabelUpdate } from './account-types.js';
 
 /** What every outgoing message has: the chat it goes to and, optionally, the message it quotes. */
 interface OutgoingBase {
@@ -27,6 +28,28 @@ export interface OutgoingMedia extends OutgoingBase {
   mimetype: string;
   fileName: string;
   caption?: string;
+  /**
+   * How it shows: a voice note (PTT, `audio/ogg; codecs=opus`), a sticker (`image/webp`) or a
+   * round video note; absent, as its type says (a document is `mediaType: 'document'`).
+   */
+  as?: MediaPresentation;
+}
+
+export type MediaPresentation = 'voice' | 'sticker' | 'video-note';
+
+/** A status (story) post: a text on a coloured background, or media; seen by `audience`. */
+export interface OutgoingStatus extends OutgoingBase {
+  kind: 'status';
+  /** `status@broadcast`. */
+  to: string;
+  text?: string;
+  /** `#RRGGBB` (a text status's background). */
+  backgroundColor?: string;
+  /** WhatsApp's font index (0 to 9) of a text status. */
+  font?: number;
+  media?: Pick<OutgoingMedia, 'mediaType' | 'path' | 'mimetype' | 'fileName' | 'caption'>;
+  /** Chat ids (phone JIDs) that see it; absent: the account's contacts. */
+  audience?: string[];
 }
 
 /** A place on the map. */
@@ -52,7 +75,7 @@ export interface OutgoingPoll extends OutgoingBase {
   multiple: boolean;
 }
 
-export type Outgoing = OutgoingText | OutgoingMedia | OutgoingLocation | OutgoingContacts | OutgoingPoll;
+export type Outgoing = OutgoingText | OutgoingMedia | OutgoingLocation | OutgoingContacts | OutgoingPoll | OutgoingStatus;
 
 /** A message an action is about: its chat, id, whether we sent it, and its author in a group. */
 export interface MessageRef {
@@ -116,6 +139,8 @@ export interface ConnectionHooks {
   onMessage(message: InboundMessage, media?: InboundMedia): Promise<void>;
   /** Something happened to a message: a receipt, or the other side reacted, edited or deleted. */
   onUpdate(update: MessageUpdate): Promise<void>;
+  /** A label (business accounts) was edited, or put on or taken off a chat. */
+  onLabel?(update: LabelUpdate): Promise<void>;
 }
 
 /** The media of a received message; the daemon downloads it when the message arrives. */
@@ -124,8 +149,12 @@ export interface InboundMedia {
   fileName?: string;
   /** The size the sender announced (WhatsApp's `fileLength`): a file over the limit is never fetched. */
   declaredSize?: number;
+  /** What it is: `voice` (a voice note), `sticker`, `video-note`, or the plain type. */
+  kind?: InboundMediaKind;
   download(): Promise<Uint8Array>;
 }
+
+export type InboundMediaKind = 'image' | 'video' | 'audio' | 'document' | 'voice' | 'sticker' | 'video-note';
 
 /** Who did something to a message (for reactions, edits and deletes from the other side). */
 interface UpdateBase {
@@ -145,7 +174,7 @@ export type MessageUpdate =
  * One WhatsApp connection for one instance. Two implementations: Baileys (`baileys.ts`) and the
  * in-process sandbox (`sandbox.ts`); the HTTP layer cannot tell them apart.
  */
-export interface Connection {
+export interface Connection extends AccountActions {
   readonly instanceId: string;
   readonly status: ConnectionStatus;
   /** The current raw QR payload while status is `qr_code_generated`, else null. */

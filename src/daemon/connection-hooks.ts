@@ -5,6 +5,7 @@ import type { Clock } from '../domain/clock.js';
 import type { EventBus } from '../events/bus.js';
 import type { MessageHub } from '../messages/hub.js';
 import type { StatusReporter } from '../status/status-reporter.js';
+import { labelEvent } from '../account/label-event.js';
 
 export interface HookParts {
   status: Pick<StatusReporter, 'connectionChanged'>;
@@ -33,5 +34,6 @@ export function connectionHooks(parts: HookParts): (instanceId: string) => Conne
     },
     onMessage: (message, media) => hub.received(id, message, media),
     onUpdate: (update) => hub.update(id, update),
+    onLabel: (update) => bus.publish({ type: 'label.updated', instanceId: id, timestamp: new Date(clock.now()).toISOString(), data: labelEvent(update) }),
   });
 }

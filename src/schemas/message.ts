@@ -37,6 +37,7 @@ export const MessageBody = Type.Object({ success: Type.Literal(true), instanceId
 
 export const ChatSummary = closed({
   chatId: ChatId,
+  phone: Type.Optional(Phone),
   name: Type.Optional(Type.String()),
   isGroup: Type.Boolean(),
   lastMessageAt: IsoTime,

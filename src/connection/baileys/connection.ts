@@ -1,4 +1,4 @@
-import { downloadMediaMessage, jidNormalizedUser, makeWASocket, toNumber, type ConnectionState, type UserFacingSocketConfig, type WAMessage } from '@whiskeysockets/baileys';
+import { downloadMediaMessage, jidNormalizedUser, makeWASocket, toNumber, type AuthenticationCreds, type ConnectionState, type UserFacingSocketConfig, type WAMessage } from '@whiskeysockets/baileys';
 import type { Logger } from 'pino';
 import type { Clock } from '../../domain/clock.js';
 import { systemClock } from '../../domain/clock.js';
@@ -7,6 +7,11 @@ import { phoneDigits } from '../../domain/phone.js';
 import type { ConnectionStatus } from '../../domain/types.js';
 import type { InstanceRecord } from '../../schemas/instance.js';
 import type { Connection, ConnectionFactory, ConnectionHooks, GroupInfo, GroupSummary, LogoutOutcome, MessageRef, MessageUpdate, NumberCheck, Outgoing, StatusChange } from '../types.js';
+import type { BlockedContact, ChatChange, ContactInfo, LabelInfo, ProfileInfo } from '../account-types.js';
+import { AccountBook } from './account-book.js';
+import { BaileysAccount } from './account.js';
+import { attachAccountEvents } from './account-events.js';
+import { BoundedMap } from './lru.js';
 import { AuthStateCorruptError, type AuthStore } from './auth-state.js';
 import { InboundQueue } from './inbound.js';
 import { LoginGate } from './login-gate.js';
@@ -59,6 +64,13 @@ export class BaileysConnection implements Connection {
   private readonly quotables = new RecentQuotables();
   /** requestPairingCode callers waiting for a socket that shows a QR. */
   private readonly qrWaiters = new Waiters<SocketLike>();
+  /** Ids of what was sent through this gateway: Baileys echoes them as `fromMe`, and they are not `message.sent`. */
+  private readonly ownSends = new BoundedMap<string, true>(5000);
+  /** Labels, contact names and each chat's last message (saved in the auth state). */
+  private readonly book = new AccountBook();
+  private readonly account: BaileysAccount;
+  /** The creds of the current auth state (the account, its platform). */
+  private creds: AuthenticationCreds | null = null;
 
   private readonly log: Logger;
   private readonly baileysLog: Logger;
@@ -77,6 +89,7 @@ export class BaileysConnection implements Connection {
     this.inbound = new InboundQueue(this.hooks, clock, this.log);
     this.makeSocket = options.makeSocket ?? makeWASocket;
     this.random = options.random ?? Math.random;
+    this.account = new BaileysAccount({ live: () => this.live(), creds: () => this.creds, book: this.book });
   }
 
   get status(): ConnectionStatus {
@@ -180,9 +193,12 @@ export class BaileysConnection implements Connection {
     }
     const jid = message.to;
     let sent: WAMessage | undefined;
+    // Baileys echoes the send as a `fromMe` upsert, maybe before sendMessage returns.
+    this.ownSends.set(message.id, true);
+    const outgoing = message.kind === 'status' ? { ...message, audience: this.statusAudience(message.audience) } : message;
     try {
       const known = message.replyTo === undefined ? undefined : this.quotables.lookup(message.replyTo);
-      sent = await sock.sendMessage(jid, toContent(message), sendOptions(message, known));
+      sent = await sock.sendMessage(jid, toContent(outgoing), sendOptions(outgoing, known));
     } catch (err) {
       if (closeCode(err) === CLOSE_CODES.connectionClosed) {
         throw new GatewayError('CONNECTION_NOT_READY', 'the WhatsApp connection closed while sending', { cause: err });
@@ -193,7 +209,52 @@ export class BaileysConnection implements Connection {
     if (!id) throw new Error('Baileys returned no message id for a send');
     this.recent.remember(id, sent?.message);
     this.quotables.remember(id, { message: sent?.message, fromMe: true });
+    if (sent) this.book.message(sent.key, toNumber(sent.messageTimestamp ?? 0));
     return { messageId: id };
+  }
+
+  /** Who sees a status: the audience given, else the address book; and the account's own devices. */
+  private statusAudience(audience: string[] | undefined): string[] {
+    const own = this.creds?.me?.id ? [jidNormalizedUser(this.creds.me.id)] : [];
+    return [...new Set([...(audience ?? this.book.addressBook()), ...own])];
+  }
+
+  // ---- the account (contacts, block list, profile, chats, labels: see account.ts) ------------
+
+  contactInfo(chatId: string): Promise<ContactInfo> {
+    return this.account.contactInfo(chatId);
+  }
+
+  setBlocked(chatId: string, blocked: boolean): Promise<void> {
+    return this.account.setBlocked(chatId, blocked);
+  }
+
+  blocklist(): Promise<BlockedContact[]> {
+    return this.account.blocklist();
+  }
+
+  profile(): Promise<ProfileInfo> {
+    return this.account.profile();
+  }
+
+  updateProfile(change: { name?: string; about?: string }): Promise<void> {
+    return this.account.updateProfile(change);
+  }
+
+  setProfilePicture(picture: { path: string } | null): Promise<void> {
+    return this.account.setProfilePicture(picture);
+  }
+
+  modifyChat(chatId: string, change: ChatChange): Promise<void> {
+    return this.account.modifyChat(chatId, change);
+  }
+
+  labels(): Promise<LabelInfo[]> {
+    return this.account.labels();
+  }
+
+  labelChat(chatId: string, change: { add: string[]; remove: string[] }): Promise<void> {
+    return this.account.labelChat(chatId, change);
   }
 
   private live(): SocketLike {
@@ -358,6 +419,9 @@ export class BaileysConnection implements Connection {
 
   private attach(gen: number, sock: SocketLike, store: AuthStore): void {
     const state = store.state;
+    this.creds = state.creds;
+    void this.book.bind(state.keys).catch((err: unknown) => this.log.error({ err }, 'reading the account book failed'));
+    attachAccountEvents(sock, this.book, this.hooks, this.log);
     sock.ev.on('connection.update', (update) => {
       this.onConnectionUpdate(gen, sock, store, update).catch((err: unknown) => {
         this.log.error({ err }, 'connection.update handler failed');
@@ -377,9 +441,14 @@ export class BaileysConnection implements Connection {
     });
     sock.ev.on('messages.upsert', ({ messages }) => {
       const resolver: LidResolver = { getPNForLID: (lid) => sock.signalRepository.lidMapping.getPNForLID(lid) };
+      // A copy the CDN no longer has (404/410) is uploaded again by the phone: Baileys asks it
+      // (updateMediaMessage, a `server-error` receipt) and downloads from the new path.
       const download = async (msg: WAMessage): Promise<Uint8Array> =>
-        downloadMediaMessage(msg, 'buffer', {}, { logger: this.baileysLog, reuploadRequest: (m) => Promise.resolve(m) });
-      this.inbound.enqueue(messages, resolver, download);
+        downloadMediaMessage(msg, 'buffer', {}, { logger: this.baileysLog, reuploadRequest: (m) => sock.updateMediaMessage(m) });
+      const me = sock.user?.id;
+      const self = me ? { jid: me, ownSend: (id: string) => this.ownSends.has(id) } : undefined;
+      this.inbound.enqueue(messages, resolver, download, self);
+      for (const m of messages) this.book.message(m.key, toNumber(m.messageTimestamp ?? 0));
       for (const m of messages) {
         if (!m.key.fromMe && !m.messageStubType) this.quotables.remember(m.key.id, { message: m.message, fromMe: false, participant: m.key.participant });
       }

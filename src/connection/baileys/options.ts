@@ -15,10 +15,32 @@ export type BaileysSettings = Omit<GatewayConfig['baileys'], 'maxConcurrentLogin
  */
 export type SocketLike = Pick<
   WASocket,
-  'ev' | 'user' | 'sendMessage' | 'end' | 'logout' | 'requestPairingCode' | 'sendPresenceUpdate' | 'readMessages' | 'onWhatsApp' | 'groupFetchAllParticipating' | 'groupMetadata'
+  | 'ev'
+  | 'user'
+  | 'sendMessage'
+  | 'end'
+  | 'logout'
+  | 'requestPairingCode'
+  | 'sendPresenceUpdate'
+  | 'readMessages'
+  | 'onWhatsApp'
+  | 'groupFetchAllParticipating'
+  | 'groupMetadata'
+  | 'updateMediaMessage'
+  | 'fetchStatus'
+  | 'profilePictureUrl'
+  | 'updateProfileStatus'
+  | 'updateProfileName'
+  | 'updateProfilePicture'
+  | 'removeProfilePicture'
+  | 'fetchBlocklist'
+  | 'updateBlockStatus'
+  | 'chatModify'
+  | 'addChatLabel'
+  | 'removeChatLabel'
 > & {
   readonly signalRepository: {
-    readonly lidMapping: Pick<WASocket['signalRepository']['lidMapping'], 'getPNForLID'>;
+    readonly lidMapping: Pick<WASocket['signalRepository']['lidMapping'], 'getPNForLID' | 'getLIDForPN'>;
   };
   /** Baileys' WebSocket client (an EventEmitter): its pending queries wait on `TAG:<id>` events. */
   readonly ws?: Pick<WASocket['ws'], 'eventNames' | 'emit'>;
