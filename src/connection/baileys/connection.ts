@@ -1,4 +1,4 @@
-import { downloadMediaMessage, jidNormalizedUser, makeWASocket, toNumber, type AuthenticationCreds, type ConnectionState, type UserFacingSocketConfig, type WAMessage } from '@whiskeysockets/baileys';
+import { jidNormalizedUser, makeWASocket, toNumber, type AuthenticationCreds, type ConnectionState, type UserFacingSocketConfig, type WAMessage } from '@whiskeysockets/baileys';
 import type { Logger } from 'pino';
 import type { Clock } from '../../domain/clock.js';
 import { systemClock } from '../../domain/clock.js';
@@ -12,6 +12,7 @@ import { AccountBook } from './account-book.js';
 import { BaileysAccount } from './account.js';
 import { attachAccountEvents } from './account-events.js';
 import { BoundedMap } from './lru.js';
+import { downloadReceivedMedia } from './media-download.js';
 import { AuthStateCorruptError, type AuthStore } from './auth-state.js';
 import { InboundQueue } from './inbound.js';
 import { LoginGate } from './login-gate.js';
@@ -441,10 +442,8 @@ export class BaileysConnection implements Connection {
     });
     sock.ev.on('messages.upsert', ({ messages }) => {
       const resolver: LidResolver = { getPNForLID: (lid) => sock.signalRepository.lidMapping.getPNForLID(lid) };
-      // A copy the CDN no longer has (404/410) is uploaded again by the phone: Baileys asks it
-      // (updateMediaMessage, a `server-error` receipt) and downloads from the new path.
-      const download = async (msg: WAMessage): Promise<Uint8Array> =>
-        downloadMediaMessage(msg, 'buffer', {}, { logger: this.baileysLog, reuploadRequest: (m) => sock.updateMediaMessage(m) });
+      // A copy the CDN no longer has (404/410) is uploaded again by the phone (media-download.ts).
+      const download = (msg: WAMessage): Promise<Uint8Array> => downloadReceivedMedia(sock, msg, this.baileysLog);
       const me = sock.user?.id;
       const self = me ? { jid: me, ownSend: (id: string) => this.ownSends.has(id) } : undefined;
       this.inbound.enqueue(messages, resolver, download, self);
