@@ -1,5 +1,6 @@
 import type { ChatChange } from '../connection/account-types.js';
 import type { ConnectionActions } from '../connection/types.js';
+import type { MessageRepository } from '../storage/ports/messages.js';
 import { GatewayError } from '../domain/errors.js';
 import { defineRoute, type RouteDef } from '../http/route.js';
 import { ArchiveInput, ChatSettingBody, LabelChatBody, LabelChatInput, LabelsBody, MuteInput, PinInput } from '../schemas/account.js';
@@ -14,7 +15,7 @@ const INSTANCE = 'inst_k3J9xQ2mVb7n';
  * them) and labels (WhatsApp Business). Free; they change the account's app state, which
  * WhatsApp syncs to the phone and every linked device.
  */
-export function chatRoutes(core: { sender: ConnectionActions }): RouteDef[] {
+export function chatRoutes(core: { sender: ConnectionActions; messages: Pick<MessageRepository, 'removeChat'> }): RouteDef[] {
   const change = (instanceId: string, chatId: string, c: ChatChange) => core.sender.act(instanceId, (conn) => conn.modifyChat(chatId, c), { paced: false });
   const answer = (instanceId: string, chatId: string, extra: Record<string, unknown>) => ({ success: true as const, instanceId, chatId, ...phoneOfChat(chatId), ...extra });
   return [
@@ -97,12 +98,13 @@ export function chatRoutes(core: { sender: ConnectionActions }): RouteDef[] {
       summary: "Delete a chat for this account (the phone and every linked device; the other side keeps theirs)",
       description: "WhatsApp's \"Delete chat\": the chat and its messages leave the account's phone and devices. The gateway's own history of the chat (GET /api/{id}/chats/{chatId}/messages) is removed too.",
       tags: ['chats'],
-      response: { description: 'Deleted.', schema: ChatSettingBody, example: { success: true, instanceId: INSTANCE, chatId: CHAT, phone: '+15551234567', deleted: true } },
-      errors: ['INVALID_FIELD', 'CONNECTION_NOT_READY'],
+      response: { description: 'Deleted.', schema: ChatSettingBody, example: { success: true, instanceId: INSTANCE, chatId: CHAT, phone: '+15551234567', deleted: true, messagesRemoved: 12 } },
+      errors: ['INVALID_FIELD', 'CONNECTION_NOT_READY', 'STORAGE_UNAVAILABLE'],
       async handle({ instance, params }) {
         const chatId = chatParam(params.chatId);
         await change(instance.id, chatId, { kind: 'delete' });
-        return answer(instance.id, chatId, { deleted: true });
+        const messagesRemoved = await core.messages.removeChat(instance.id, chatId);
+        return answer(instance.id, chatId, { deleted: true, messagesRemoved });
       },
     }),
     defineRoute({

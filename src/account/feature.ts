@@ -1,6 +1,7 @@
 import type { Feature } from '../features/feature.js';
 import type { SendService } from '../sending/send-service.js';
 import type { MediaConfig } from '../sending/media-input.js';
+import type { MessageRepository } from '../storage/ports/messages.js';
 import { chatRoutes } from './chat-routes.js';
 import { contactRoutes } from './contact-routes.js';
 import { profileRoutes } from './profile-routes.js';
@@ -12,6 +13,8 @@ export interface AccountParts {
   sender: Pick<SendService, 'act' | 'send'>;
   /** Media limits and the address rules for media URLs (status posts). */
   config: MediaConfig;
+  /** History: a chat the account deletes leaves it too. */
+  messages: Pick<MessageRepository, 'removeChat'>;
 }
 
 /** What the account does besides messaging: contacts, block list, profile, chat settings, labels, status posts. */

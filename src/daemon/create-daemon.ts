@@ -136,7 +136,7 @@ export async function createDaemon(parts: DaemonParts): Promise<Daemon> {
   const features: Feature[] = [
     instancesFeature({ mode, config, instances, status, manager, lifecycle, logger }),
     sendingFeature({ config, sender }),
-    accountFeature({ config, sender }),
+    accountFeature({ config, sender, messages }),
     messagesFeature({ mode, clock, messages, media, sender, openHandovers: (id) => flows.openHandovers(id) }),
     sandboxFeature({ config, manager, status }),
     webhooks,

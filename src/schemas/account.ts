@@ -59,6 +59,7 @@ export const ChatSettingBody = closed({
   mutedUntil: Type.Optional(Type.Union([IsoTime, Type.Null()])),
   unread: Type.Optional(Type.Boolean()),
   deleted: Type.Optional(Type.Boolean()),
+  messagesRemoved: Type.Optional(Type.Integer({ minimum: 0, description: "Messages of the chat removed from the gateway's history." })),
 });
 
 const LabelId = Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$', description: 'A label id (GET /api/{id}/labels).' });

@@ -153,17 +153,22 @@ test('profile: name and about change, the picture is set from a multipart image 
   ]);
 });
 
-test('chat settings: archive, pin, mute until a time and unmute, unread, delete; bad input is 400', async (t) => {
+test('chat settings: archive, pin, mute until a time and unmute, unread, delete (which takes the chat out of history too); bad input is 400', async (t) => {
   const w = await world(t);
+  await w.call('POST', '/sandbox/inbound', { json: { from: ann, message: 'hello' } });
+  await w.call('POST', '/send', { json: { phone: ann, message: 'hi' } });
+  await w.call('POST', '/sandbox/inbound', { json: { from: '+15557654321', message: 'another chat' } });
   t.like((await w.call('POST', `/chats/${annChat}/archive`, { json: { archived: true } })).body, { chatId: annChat, phone: ann, archived: true });
   await w.call('POST', `/chats/${annChat}/pin`, { json: { pinned: true } });
   const muted = await w.call('POST', `/chats/${annChat}/mute`, { json: { until: '2030-01-01T00:00:00Z' } });
   t.is(muted.body.mutedUntil, '2030-01-01T00:00:00.000Z');
   t.is((await w.call('POST', `/chats/${annChat}/mute`, { json: { until: null } })).body.mutedUntil, null);
   await w.call('POST', '/chats/120363041234567890@g.us/unread');
-  t.like((await w.call('DELETE', `/chats/${annChat}`)).body, { deleted: true });
+  t.like((await w.call('DELETE', `/chats/${annChat}`)).body, { deleted: true, messagesRemoved: 2 });
+  t.deepEqual(((await w.call('GET', '/chats')).body.chats as Array<{ chatId: string }>).map((c) => c.chatId), ['15557654321@s.whatsapp.net']);
+  t.is((await w.call('GET', `/chats/${annChat}/messages`)).status, 404);
   const actions = (await w.call('GET', '/sandbox/actions')).body.actions as Array<{ action: string; chatId: string; text?: string }>;
-  t.deepEqual(actions.map((a) => [a.action, a.chatId, a.text]), [
+  t.deepEqual(actions.filter((a) => a.action !== 'presence').map((a) => [a.action, a.chatId, a.text]), [
     ['archive', annChat, undefined],
     ['pin', annChat, undefined],
     ['mute', annChat, '2030-01-01T00:00:00.000Z'],

@@ -171,7 +171,11 @@ test.serial('chat settings are app-state patches the double checks MAC by MAC: a
   await ok('POST', `/chats/${chat}/mute`, { until: '2030-01-01T00:00:00Z' });
   await ok('POST', `/chats/${chat}/mute`, { until: null });
   await ok('POST', `/chats/${chat}/unread`);
-  await ok('DELETE', `/chats/${chat}`);
+  const kept = (await api(biz, 'GET', `/chats/${chat}/messages`)).body.messages.length as number;
+  t.true(kept >= 2, 'the chat has history (the first test wrote to it)');
+  const deleted = await api(biz, 'DELETE', `/chats/${chat}`);
+  t.like(deleted.body, { deleted: true, messagesRemoved: kept });
+  t.is((await api(biz, 'GET', `/chats/${chat}/messages`)).status, 404, 'gone from history too');
   const lowPatches = patchesFor('regular_low').slice(low).map((p) => p.mutations[0]!);
   const highPatches = patchesFor('regular_high').slice(high).map((p) => p.mutations[0]!);
   t.like(lowPatches[0], { index: ['archive', chat], value: { archiveChatAction: { archived: true } } });
