@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { InboundMedia, MessageUpdate, Outgoing } from '../connection/types.js';
 import type { Clock } from '../domain/clock.js';
 import { errorMessage } from '../domain/errors.js';
+import { phoneOfChat } from '../domain/phone.js';
 import type { MessageType } from '../domain/types.js';
 import type { InboundMessage } from '../schemas/events.js';
 import type { EventBus } from '../events/bus.js';
@@ -199,7 +200,7 @@ export class MessageHub {
           type: 'message.status',
           instanceId,
           timestamp,
-          data: { messageId: u.messageId, chatId: change.chatId, status: u.status, timestamp: u.timestamp, ...(u.error !== undefined ? { error: u.error } : {}) },
+          data: { messageId: u.messageId, chatId: change.chatId, ...phoneOfChat(change.chatId), status: u.status, timestamp: u.timestamp, ...(u.error !== undefined ? { error: u.error } : {}) },
         });
         return;
       }

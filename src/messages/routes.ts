@@ -24,6 +24,7 @@ async function view(core: MessageReadParts, instanceId: string, m: StoredMessage
   const out: MessageViewT = {
     messageId: m.messageId,
     chatId: m.chatId,
+    ...phoneOfChat(m.chatId),
     fromMe: m.fromMe,
     sender: m.sender,
     from: m.from,

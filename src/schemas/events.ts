@@ -66,6 +66,7 @@ export type InboundMessage = Static<typeof InboundMessageSchema>;
 export const MessageStatusData = closed({
   messageId: MessageId,
   chatId: ChatId,
+  phone: Type.Optional(Phone),
   status: MessageStatusSchema,
   timestamp: IsoTime,
   error: Type.Optional(Type.String()),

@@ -10,6 +10,7 @@ import { ContactCard, Location, MediaInfo, MessageStatusSchema, MessageTypeSchem
 export const MessageView = closed({
   messageId: MessageId,
   chatId: ChatId,
+  phone: Type.Optional(Phone),
   fromMe: Type.Boolean(),
   sender: Type.Union([Type.String(), Type.Null()], { description: "The sender's JID or LID (null for our own messages)." }),
   from: Type.Union([Phone, Type.Null()]),

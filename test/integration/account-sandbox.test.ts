@@ -3,7 +3,8 @@
  * receiver): message.sent for what the account sends from its phone (history, not repeated as
  * received), media.kind of inbound voice notes and stickers; contacts with the LID <-> phone lookup,
  * block list, profile and picture, chat settings, labels (409 NOT_BUSINESS on a personal account,
- * label.updated events), status posts (one credit, audience). Every answer matches /openapi.json.
+ * label.updated events), status posts (one credit, audience); `phone` next to a phone chat in
+ * message.status and GET /messages/{id}. Every answer matches /openapi.json.
  */
 import test from 'ava';
 import { randomPng } from '../protocol-double/fixtures.js';
@@ -59,10 +60,11 @@ test('a message the account sends from its phone is message.sent (fromMe), enter
   t.like(ev, { chatId: annChat, fromMe: true, type: 'text', text: 'sent from my phone', isGroup: false });
   t.regex(ev.from, /^\+1555\d{7}$/, "the account's own phone");
   const kept = await w.call('GET', `/messages/${res.body.messageId}`);
-  t.like(kept.body, { fromMe: true, chatId: annChat, status: 'sent', text: 'sent from my phone' });
+  t.like(kept.body, { fromMe: true, chatId: annChat, phone: ann, status: 'sent', text: 'sent from my phone' });
   t.deepEqual(w.events('message.received'), []);
-  // A send through the gateway is not repeated as message.sent.
-  await w.call('POST', '/send', { json: { phone: ann, message: 'through the gateway' } });
+  // A send through the gateway is not repeated as message.sent; its status events carry the chat's phone.
+  const own = await w.call('POST', '/send', { json: { phone: ann, message: 'through the gateway' } });
+  t.like(await waitFor(() => w.events('message.status').find((e) => e.messageId === own.body.messageId), 5000, 'message.status'), { chatId: annChat, phone: ann, status: 'sent' });
   await w.call('POST', '/sandbox/outbound', { json: { phone: ann, message: 'second from the phone' } });
   await waitFor(() => w.events('message.sent').length === 2, 5000, 'the second message.sent');
   t.deepEqual(w.events('message.sent').map((e) => e.text), ['sent from my phone', 'second from the phone']);
