@@ -241,3 +241,12 @@ test.serial('a text status post reaches its audience (sender key to status@broad
   for (const c of book) t.is((await c.nextMessage()).text, 'Hello contacts');
   t.deepEqual(h.double.errors, []);
 });
+
+test.serial("after a daemon restart the labels and contact names are still known (kept in the auth state with Baileys' app-state versions, which sends only what changed since)", async (t) => {
+  await h.restart();
+  await h.waitStatus(biz.id, biz.key, 'connected');
+  const labels = (await api(biz, 'GET', '/labels')).body.labels as Array<{ id: string; name: string }>;
+  t.deepEqual(labels.map((l) => l.name), ['New customer', 'Pending payment', 'Important', 'VIP']);
+  t.is((await api(biz, 'GET', '/contacts/+17770000000')).body.name, 'Ana Silva (work)');
+  t.deepEqual(h.double.errors, []);
+});
