@@ -59,10 +59,10 @@ async function optional<T>(run: () => Promise<T | undefined>): Promise<T | undef
 export class BaileysAccount implements AccountActions {
   constructor(private readonly deps: BaileysAccountDeps) {}
 
-  private me(): { jid: string; lid: string | undefined; name: string; platform: string | undefined } {
+  private me(): { jid: string; name: string } {
     const me = this.deps.creds()?.me;
     if (!me) throw new GatewayError('CONNECTION_NOT_READY', 'the instance is not paired');
-    return { jid: jidNormalizedUser(me.id), lid: me.lid ? jidNormalizedUser(me.lid) : undefined, name: me.name ?? '', platform: this.deps.creds()?.platform };
+    return { jid: jidNormalizedUser(me.id), name: me.name ?? '' };
   }
 
   get business(): boolean {
