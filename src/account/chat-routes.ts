@@ -1,4 +1,4 @@
-import type { ChatChange } from '../connection/account-types.js';
+import type { ChatChange } from '../connection/contacts-types.js';
 import type { ConnectionActions } from '../connection/types.js';
 import type { MessageRepository } from '../storage/ports/messages.js';
 import { GatewayError } from '../domain/errors.js';

@@ -1,5 +1,5 @@
 import type { Static } from 'typebox';
-import type { LabelUpdate } from '../connection/account-types.js';
+import type { LabelUpdate } from '../connection/contacts-types.js';
 import { phoneOfChat } from '../domain/phone.js';
 import type { LabelUpdatedData } from '../schemas/events.js';
 

@@ -6,8 +6,8 @@ import type { InboundMessage } from '../schemas/events.js';
 import type { AuthStateRepository } from '../storage/ports/auth-state.js';
 import { vcard } from '../domain/vcard.js';
 import type { Connection, ConnectionHooks, GroupInfo, GroupSummary, InboundMediaKind, LogoutOutcome, MessageRef, NumberCheck, Outgoing } from './types.js';
-import type { BlockedContact, ChatChange, ContactInfo, LabelInfo, ProfileInfo } from './account-types.js';
-import { SandboxAccount, sandboxPhone, type SandboxAccountAction } from './sandbox-account.js';
+import type { BlockedContact, ChatChange, ContactInfo, LabelInfo, ProfileInfo } from './contacts-types.js';
+import { SandboxAccount, sandboxPhone, type SandboxAccountAction } from './sandbox-contacts.js';
 
 export interface SentRecord {
   messageId: string;

@@ -1,7 +1,7 @@
 import type { ConnectionStatus, MediaType } from '../domain/types.js';
 import type { InboundMessage } from '../schemas/events.js';
 import type { InstanceRecord } from '../schemas/instance.js';
-import type { AccountActions, LabelUpdate } from './account-types.js';
+import type { AccountActions, LabelUpdate } from './contacts-types.js';
 
 /** What every outgoing message has: the chat it goes to and, optionally, the message it quotes. */
 interface OutgoingBase {

@@ -3,7 +3,7 @@ import type { GatewayConfig } from '../config/schema.js';
 import type { ConnectionManager } from '../connection/manager.js';
 import type { Feature } from '../features/feature.js';
 import type { StatusReporter } from '../status/status-reporter.js';
-import { sandboxAccountRoutes } from './account-routes.js';
+import { sandboxAccountRoutes } from './contacts-routes.js';
 
 /** What the sandbox's routes are built from. */
 export interface SandboxParts {

@@ -1,4 +1,4 @@
-import type { AccountActions, BlockedContact, ContactInfo, LabelInfo, ProfileInfo } from '../../src/connection/account-types.js';
+import type { AccountActions, BlockedContact, ContactInfo, LabelInfo, ProfileInfo } from '../../src/connection/contacts-types.js';
 import { GatewayError } from '../../src/domain/errors.js';
 
 const unsupported = (): never => {

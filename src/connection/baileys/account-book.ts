@@ -1,5 +1,5 @@
 import { isLidUser, isPnUser, jidNormalizedUser, type Contact, type WAMessageKey } from '@whiskeysockets/baileys';
-import type { LabelInfo, LabelUpdate } from '../account-types.js';
+import type { LabelInfo, LabelUpdate } from '../contacts-types.js';
 import { BoundedMap } from './lru.js';
 
 /**

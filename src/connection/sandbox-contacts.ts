@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { GatewayError } from '../domain/errors.js';
-import type { AccountActions, BlockedContact, ChatChange, ContactInfo, LabelInfo, LabelUpdate, ProfileInfo } from './account-types.js';
+import type { AccountActions, BlockedContact, ChatChange, ContactInfo, LabelInfo, LabelUpdate, ProfileInfo } from './contacts-types.js';
 
 /** What the sandbox account did to its chats and contacts (shown by GET /sandbox/actions). */
 export interface SandboxAccountAction {

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { LabelUpdate } from '../account-types.js';
+import type { LabelUpdate } from '../contacts-types.js';
 import type { ConnectionHooks } from '../types.js';
 import type { AccountBook } from './account-book.js';
 import type { SocketLike } from './options.js';

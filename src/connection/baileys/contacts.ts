@@ -1,6 +1,6 @@
 import { isLidUser, isPnUser, jidDecode, jidNormalizedUser, type AuthenticationCreds, type ChatModification } from '@whiskeysockets/baileys';
 import { GatewayError, errorMessage } from '../../domain/errors.js';
-import type { AccountActions, BlockedContact, ChatChange, ContactInfo, LabelInfo, ProfileInfo } from '../account-types.js';
+import type { AccountActions, BlockedContact, ChatChange, ContactInfo, LabelInfo, ProfileInfo } from '../contacts-types.js';
 import type { AccountBook } from './account-book.js';
 import { closeCode } from './outgoing.js';
 import type { SocketLike } from './options.js';
