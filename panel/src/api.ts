@@ -87,6 +87,7 @@ export interface InstanceView {
 /** Every event type the gateway publishes (src/schemas/events.ts; a test keeps the two lists equal). */
 export const EVENT_TYPES = [
   'message.received',
+  'message.sent',
   'message.status',
   'message.reaction',
   'message.edited',
@@ -94,6 +95,7 @@ export const EVENT_TYPES = [
   'instance.status',
   'qr.updated',
   'conversation.handover',
+  'label.updated',
   'webhook.test',
   'group.joined',
   'group.updated',

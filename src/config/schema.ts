@@ -48,6 +48,8 @@ export const ConfigSchema = Type.Object(
         maxBytes: int(1, 16 * 1024 * 1024, 'Largest file send-media accepts, and largest received file the gateway downloads (bigger ones are announced with media.url null).'),
         keepDays: int(0, 7, 'Days inbound and sent media are kept for GET /messages/{id}/media.', 3650),
         maxStoreBytes: int(0, 1024 * 1024 * 1024, 'Bytes of stored media per instance; the oldest go first past it.'),
+        fetchTimeoutMs: int(100, 30_000, 'How long send-media may take to fetch a `url` (the whole download).', 600_000),
+        ffmpegPath: Type.String({ minLength: 1, maxLength: 4096, default: 'ffmpeg', description: 'The ffmpeg program that turns audio into Opus voice notes (`"as": "voice"`); a name looked up in PATH, or a path.' }),
       },
       'Media limits and storage.',
     ),

@@ -5,10 +5,12 @@ import type { ConnectionStatus, MessageType } from '../domain/types.js';
 import type { InboundMessage } from '../schemas/events.js';
 import type { AuthStateRepository } from '../storage/ports/auth-state.js';
 import { vcard } from '../domain/vcard.js';
-import type { Connection, ConnectionHooks, GroupInfo, GroupSummary, LogoutOutcome, MessageRef, NumberCheck, Outgoing } from './types.js';
+import type { Connection, ConnectionHooks, GroupInfo, GroupSummary, InboundMediaKind, LogoutOutcome, MessageRef, NumberCheck, Outgoing } from './types.js';
 import type { CreatedGroup, GroupSettings, ParticipantResult } from './account-types.js';
 import type { GroupAction, PresenceState } from '../schemas/account-events.js';
+import type { BlockedContact, ChatChange, ContactInfo, LabelInfo, ProfileInfo } from './contacts-types.js';
 import { SandboxAccount } from './sandbox-account.js';
+import { SandboxContacts, sandboxPhone, type SandboxContactsAction } from './sandbox-contacts.js';
 
 export interface SentRecord {
   messageId: string;
@@ -23,15 +25,20 @@ export interface SentRecord {
   location?: { latitude: number; longitude: number; name?: string; address?: string };
   contacts?: Array<{ name: string; phone: string; vcard: string }>;
   poll?: { question: string; options: string[]; multiple: boolean };
+  /** How a media message shows (voice note, sticker, round video). */
+  as?: 'voice' | 'sticker' | 'video-note';
+  /** Who sees a status post (`to` is `status@broadcast`); absent: the account's contacts. */
+  audience?: string[];
   sentAt: string;
 }
 
 /** Something the instance did besides sending a message (reactions, edits, read marks, ...). */
 export interface SandboxAction {
-  action: 'react' | 'edit' | 'delete' | 'read' | 'presence' | 'subscribe' | 'reject-call';
+  action: 'react' | 'edit' | 'delete' | 'read' | 'presence' | 'subscribe' | 'reject-call' | SandboxContactsAction['action'];
   chatId: string;
   messageId?: string;
   callId?: string;
+  labelId?: string;
   emoji?: string;
   text?: string;
   state?: string;
@@ -49,7 +56,7 @@ export interface SandboxInbound {
   message?: string;
   name?: string;
   replyTo?: string;
-  media?: { type: 'image' | 'video' | 'audio' | 'document'; mimetype: string; fileName?: string; bytes: Uint8Array };
+  media?: { type: 'image' | 'video' | 'audio' | 'document'; mimetype: string; fileName?: string; bytes: Uint8Array; kind?: InboundMediaKind };
 }
 
 export interface SandboxOptions {
@@ -76,6 +83,8 @@ export class SandboxConnection implements Connection {
   private running = false;
   /** The other side of the account besides messages: groups, calls, presence, poll votes. */
   readonly account: SandboxAccount;
+  /** Contacts, block list, profile, chat settings and labels of the simulated account. */
+  readonly contacts: SandboxContacts;
 
   constructor(
     readonly instanceId: string,
@@ -83,6 +92,12 @@ export class SandboxConnection implements Connection {
     private readonly options: SandboxOptions,
   ) {
     this.account = new SandboxAccount(hooks, () => this.now());
+    this.contacts = new SandboxContacts({
+      instanceId,
+      requireConnected: () => this.requireConnected(),
+      record: (a) => this.act({ ...a, chatId: a.chatId ?? '' }),
+      ...(hooks.onLabel ? { onLabel: (u) => hooks.onLabel!(u) } : {}),
+    });
   }
 
   get status(): ConnectionStatus {
@@ -190,6 +205,7 @@ export class SandboxConnection implements Connection {
     this.requireConnected();
     const senderPn = input.from !== undefined ? `${input.from.slice(1)}@s.whatsapp.net` : null;
     const sender = input.lid !== undefined ? `${input.lid}@lid` : senderPn!;
+    if (input.lid !== undefined && input.from !== undefined) this.contacts.learnLid(sender, input.from);
     const isGroup = input.chatId !== undefined;
     if (isGroup) this.account.groups.noteSender(input.chatId!, sender);
     const chatId = isGroup ? input.chatId! : (senderPn ?? sender);
@@ -206,11 +222,34 @@ export class SandboxConnection implements Connection {
       ...(input.replyTo !== undefined ? { quoted: { messageId: input.replyTo } } : {}),
       timestamp: new Date(this.now()).toISOString(),
     };
-    const media = input.media;
-    await this.hooks.onMessage(
-      message,
-      media ? { mimetype: media.mimetype, ...(media.fileName !== undefined ? { fileName: media.fileName } : {}), declaredSize: media.bytes.length, download: async () => media.bytes } : undefined,
-    );
+    await this.hooks.onMessage(message, this.inboundMedia(input.media));
+    return message;
+  }
+
+  private inboundMedia(media: SandboxInbound['media']): Parameters<ConnectionHooks['onMessage']>[1] {
+    if (!media) return undefined;
+    return { mimetype: media.mimetype, ...(media.fileName !== undefined ? { fileName: media.fileName } : {}), kind: media.kind ?? media.type, declaredSize: media.bytes.length, download: async () => media.bytes };
+  }
+
+  /**
+   * Simulates a message the account sent from its phone (or another linked device) to `to`: a
+   * `message.sent` event, and history; resolves once it is durably stored.
+   */
+  async outbound(input: { to: string; message?: string; media?: SandboxInbound['media'] }): Promise<InboundMessage> {
+    this.requireConnected();
+    const phone = sandboxPhone();
+    const message: InboundMessage = {
+      messageId: newMessageId('SBX'),
+      chatId: input.to,
+      isGroup: input.to.endsWith('@g.us'),
+      sender: `${phone.slice(1)}@s.whatsapp.net`,
+      from: phone,
+      type: input.media ? input.media.type : 'text',
+      ...(input.media ? (input.message !== undefined ? { caption: input.message } : {}) : { text: input.message ?? '' }),
+      timestamp: new Date(this.now()).toISOString(),
+      fromMe: true,
+    };
+    await this.hooks.onMessage(message, this.inboundMedia(input.media));
     return message;
   }
 
@@ -337,6 +376,44 @@ export class SandboxConnection implements Connection {
     return this.account.groups.info(chatId);
   }
 
+  // ---- contacts, profile, chats, labels (see sandbox-contacts.ts) --------------------------------------------------
+
+  contactInfo(chatId: string): Promise<ContactInfo> {
+    return this.contacts.contactInfo(chatId);
+  }
+
+  setBlocked(chatId: string, blocked: boolean): Promise<void> {
+    return this.contacts.setBlocked(chatId, blocked);
+  }
+
+  blocklist(): Promise<BlockedContact[]> {
+    return this.contacts.blocklist();
+  }
+
+  profile(): Promise<ProfileInfo> {
+    return this.contacts.profile();
+  }
+
+  updateProfile(change: { name?: string; about?: string }): Promise<void> {
+    return this.contacts.updateProfile(change);
+  }
+
+  setProfilePicture(picture: { path: string } | null): Promise<void> {
+    return this.contacts.setProfilePicture(picture);
+  }
+
+  modifyChat(chatId: string, change: ChatChange): Promise<void> {
+    return this.contacts.modifyChat(chatId, change);
+  }
+
+  labels(): Promise<LabelInfo[]> {
+    return this.contacts.labels();
+  }
+
+  labelChat(chatId: string, change: { add: string[]; remove: string[] }): Promise<void> {
+    return this.contacts.labelChat(chatId, change);
+  }
+
   /** What the instance did besides sending, oldest first (bounded). */
   actions(): readonly SandboxAction[] {
     return this.actionLog;
@@ -352,12 +429,19 @@ export class SandboxConnection implements Connection {
       messageId: message.id,
       to: message.to,
       phone: message.to.endsWith('@s.whatsapp.net') ? `+${message.to.slice(0, message.to.indexOf('@'))}` : null,
-      type: message.kind === 'media' ? message.mediaType : message.kind,
+      type: message.kind === 'media' ? (message.as === 'sticker' ? 'sticker' : message.mediaType) : message.kind === 'status' ? (message.media?.mediaType ?? 'text') : message.kind,
       sentAt: this.isoNow(),
     };
     if (message.replyTo !== undefined) record.replyTo = message.replyTo;
     if (message.kind === 'text') record.message = message.text;
-    else if (message.kind === 'media' && message.caption !== undefined) record.caption = message.caption;
+    else if (message.kind === 'media') {
+      if (message.caption !== undefined) record.caption = message.caption;
+      if (message.as !== undefined) record.as = message.as;
+    } else if (message.kind === 'status') {
+      if (message.text !== undefined) record.message = message.text;
+      if (message.media?.caption !== undefined) record.caption = message.media.caption;
+      if (message.audience !== undefined) record.audience = message.audience;
+    }
     else if (message.kind === 'location') record.location = { latitude: message.latitude, longitude: message.longitude, ...(message.name !== undefined ? { name: message.name } : {}), ...(message.address !== undefined ? { address: message.address } : {}) };
     else if (message.kind === 'contact') record.contacts = message.contacts.map((c) => ({ ...c, vcard: vcard(c.name, c.phone) }));
     else if (message.kind === 'poll') record.poll = { question: message.question, options: message.options, multiple: message.multiple };

@@ -4,6 +4,7 @@ import type { InstanceRecord } from '../schemas/instance.js';
 import type { AccountEvent, PersonT, PresenceState } from '../schemas/account-events.js';
 import type { CallCapabilities, GroupCapabilities, PollKey, PresenceCapabilities } from './account-types.js';
 import type { InboundExtra } from '../storage/ports/messages.js';
+import type { AccountActions, LabelUpdate } from './contacts-types.js';
 
 /** What every outgoing message has: the chat it goes to and, optionally, the message it quotes. */
 interface OutgoingBase {
@@ -30,6 +31,28 @@ export interface OutgoingMedia extends OutgoingBase {
   mimetype: string;
   fileName: string;
   caption?: string;
+  /**
+   * How it shows: a voice note (PTT, `audio/ogg; codecs=opus`), a sticker (`image/webp`) or a
+   * round video note; absent, as its type says (a document is `mediaType: 'document'`).
+   */
+  as?: MediaPresentation;
+}
+
+export type MediaPresentation = 'voice' | 'sticker' | 'video-note';
+
+/** A status (story) post: a text on a coloured background, or media; seen by `audience`. */
+export interface OutgoingStatus extends OutgoingBase {
+  kind: 'status';
+  /** `status@broadcast`. */
+  to: string;
+  text?: string;
+  /** `#RRGGBB` (a text status's background). */
+  backgroundColor?: string;
+  /** WhatsApp's font index (0 to 9) of a text status. */
+  font?: number;
+  media?: Pick<OutgoingMedia, 'mediaType' | 'path' | 'mimetype' | 'fileName' | 'caption'>;
+  /** Chat ids (phone JIDs) that see it; absent: the account's contacts. */
+  audience?: string[];
 }
 
 /** A place on the map. */
@@ -57,7 +80,7 @@ export interface OutgoingPoll extends OutgoingBase {
   secret?: string;
 }
 
-export type Outgoing = OutgoingText | OutgoingMedia | OutgoingLocation | OutgoingContacts | OutgoingPoll;
+export type Outgoing = OutgoingText | OutgoingMedia | OutgoingLocation | OutgoingContacts | OutgoingPoll | OutgoingStatus;
 
 /** A message an action is about: its chat, id, whether we sent it, and its author in a group. */
 export interface MessageRef {
@@ -129,6 +152,8 @@ export interface ConnectionHooks {
   onEvent?(event: AccountEvent): Promise<void>;
   /** What decrypts the votes on a poll the gateway kept (sent or received); null when it is not kept. */
   pollOf?(messageId: string): Promise<PollKey | null>;
+  /** A label (business accounts) was edited, or put on or taken off a chat. */
+  onLabel?(update: LabelUpdate): Promise<void>;
 }
 
 /** The media of a received message; the daemon downloads it when the message arrives. */
@@ -137,8 +162,12 @@ export interface InboundMedia {
   fileName?: string;
   /** The size the sender announced (WhatsApp's `fileLength`): a file over the limit is never fetched. */
   declaredSize?: number;
+  /** What it is: `voice` (a voice note), `sticker`, `video-note`, or the plain type. */
+  kind?: InboundMediaKind;
   download(): Promise<Uint8Array>;
 }
+
+export type InboundMediaKind = 'image' | 'video' | 'audio' | 'document' | 'voice' | 'sticker' | 'video-note';
 
 /** Who did something to a message (for reactions, edits and deletes from the other side). */
 interface UpdateBase {
@@ -160,7 +189,7 @@ export type MessageUpdate =
  * One WhatsApp connection for one instance. Two implementations: Baileys (`baileys.ts`) and the
  * in-process sandbox (`sandbox.ts`); the HTTP layer cannot tell them apart.
  */
-export interface Connection extends GroupCapabilities, CallCapabilities, PresenceCapabilities {
+export interface Connection extends GroupCapabilities, CallCapabilities, PresenceCapabilities, AccountActions {
   readonly instanceId: string;
   readonly status: ConnectionStatus;
   /** The current raw QR payload while status is `qr_code_generated`, else null. */

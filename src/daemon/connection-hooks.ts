@@ -7,6 +7,7 @@ import type { EventBus } from '../events/bus.js';
 import type { GatewayEvent } from '../events/types.js';
 import type { MessageHub } from '../messages/hub.js';
 import type { StatusReporter } from '../status/status-reporter.js';
+import { labelEvent } from '../account/label-event.js';
 
 export interface HookParts {
   status: Pick<StatusReporter, 'connectionChanged'>;
@@ -40,5 +41,6 @@ export function connectionHooks(parts: HookParts): (instanceId: string) => Conne
     onUpdate: (update) => hub.update(id, update),
     onEvent: (event) => bus.publish({ ...event, instanceId: id, timestamp: new Date(clock.now()).toISOString() } as GatewayEvent),
     pollOf: (messageId) => hub.pollKey(id, messageId),
+    onLabel: (update) => bus.publish({ type: 'label.updated', instanceId: id, timestamp: new Date(clock.now()).toISOString(), data: labelEvent(update) }),
   });
 }

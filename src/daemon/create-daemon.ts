@@ -1,5 +1,6 @@
 import type Koa from 'koa';
 import type { Logger } from 'pino';
+import { accountFeature } from '../account/feature.js';
 import { adminFeature } from '../admin/routes.js';
 import type { GatewayConfig } from '../config/schema.js';
 import { configServerSecret } from '../config/server-secret.js';
@@ -196,6 +197,7 @@ export async function createDaemon(parts: DaemonParts): Promise<Daemon> {
   const features: Feature[] = [
     instancesFeature({ mode, config, instances, status, manager, lifecycle, logger, ownerOf: (id) => cluster?.ownerOf(id) ?? null }),
     sendingFeature({ config, sender }),
+    accountFeature({ config, sender, messages }),
     messagesFeature({ mode, clock, messages, media, sender, openHandovers: (id) => flows.openHandovers(id) }),
     sandboxFeature({ config, manager, status }),
     groupsFeature({ sender, maxPictureBytes: config.media.maxBytes }),

@@ -11,6 +11,8 @@ export const ERROR_TABLE = {
   INVALID_FIELD: { status: 400, exit: 2, expose: true },
   INVALID_PHONE: { status: 400, exit: 2, expose: true },
   INVALID_JSON: { status: 400, exit: 2, expose: true },
+  /** send-media from a `url` the gateway could not fetch (refused address, redirect, size, timeout, HTTP error). */
+  MEDIA_FETCH_FAILED: { status: 400, exit: 2, expose: true },
   /** A command line that does not parse (CLI only). */
   USAGE: { status: 400, exit: 2, expose: true },
   /** config.json is missing, not JSON or not valid. */
@@ -23,6 +25,8 @@ export const ERROR_TABLE = {
   NOT_FOUND: { status: 404, exit: 4, expose: true },
   QR_NOT_AVAILABLE: { status: 409, exit: 1, expose: true },
   ALREADY_CONNECTED: { status: 409, exit: 1, expose: true },
+  /** Labels (and other Business features) on a personal WhatsApp account. */
+  NOT_BUSINESS: { status: 409, exit: 1, expose: true },
   /** A refund larger than the credits no send holds. */
   INSUFFICIENT_CREDITS: { status: 409, exit: 1, expose: true },
   /** The thing exists already (an initialised data dir, a running daemon); CLI only. */

@@ -6,6 +6,7 @@
 /** Every event type the gateway tells integrators about (webhooks and live events). */
 export const EVENT_TYPES = [
   'message.received',
+  'message.sent',
   'message.status',
   'message.reaction',
   'message.edited',
@@ -13,6 +14,7 @@ export const EVENT_TYPES = [
   'instance.status',
   'qr.updated',
   'conversation.handover',
+  'label.updated',
   'webhook.test',
   'group.joined',
   'group.updated',

@@ -16,7 +16,7 @@ export async function jsonBody(ctx: Context, next: Next): Promise<void> {
 }
 
 /** Reads and parses the body into `ctx.request.body` (undefined when there is none). */
-export async function readJsonBody(ctx: Context): Promise<void> {
+export async function readJsonBody(ctx: Context, limit = JSON_LIMIT): Promise<void> {
   const headers = ctx.req.headers;
   const declared = Number(headers['content-length'] || '0');
   const chunked = (headers['transfer-encoding'] ?? '') !== '';
@@ -30,11 +30,11 @@ export async function readJsonBody(ctx: Context): Promise<void> {
     }
     const encoding = (headers['content-encoding'] ?? '').toLowerCase();
     if (encoding && encoding !== 'identity') throw new GatewayError('UNSUPPORTED_MEDIA_TYPE', 'compressed request bodies are not accepted');
-    if (declared > JSON_LIMIT) {
+    if (declared > limit) {
       ctx.set('Connection', 'close');
-      throw new GatewayError('PAYLOAD_TOO_LARGE', 'JSON body is larger than 256 KiB');
+      throw new GatewayError('PAYLOAD_TOO_LARGE', tooLarge(limit));
     }
-    const text = await readLimited(ctx, JSON_LIMIT);
+    const text = await readLimited(ctx, limit);
     if (text.trim() !== '') {
       try {
         (ctx.request as { body?: unknown }).body = JSON.parse(text) as unknown;
@@ -43,6 +43,10 @@ export async function readJsonBody(ctx: Context): Promise<void> {
       }
     }
   }
+}
+
+function tooLarge(limit: number): string {
+  return limit === JSON_LIMIT ? 'JSON body is larger than 256 KiB' : `JSON body is larger than ${limit} bytes`;
 }
 
 function readLimited(ctx: Context, limit: number): Promise<string> {
@@ -62,7 +66,7 @@ function readLimited(ctx: Context, limit: number): Promise<string> {
         cleanup();
         req.resume(); // discard the rest; the answer closes the connection
         ctx.set('Connection', 'close');
-        reject(new GatewayError('PAYLOAD_TOO_LARGE', 'JSON body is larger than 256 KiB'));
+        reject(new GatewayError('PAYLOAD_TOO_LARGE', tooLarge(limit)));
         return;
       }
       chunks.push(chunk);

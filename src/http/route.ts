@@ -77,6 +77,8 @@ export interface RouteSpec<B extends TSchema | undefined, Q extends TSchema | un
   errors?: readonly ErrorCode[];
   /** Example request body for the document. */
   example?: unknown;
+  /** Example of the JSON form of a `multipartOrJson` route, when it differs from the multipart one. */
+  jsonExample?: unknown;
   /** The body to answer with; `undefined` when the handler wrote `ctx.koa.body` itself (streams). */
   handle(ctx: RouteContext<B extends TSchema ? Static<B> : undefined, Q extends TSchema ? Static<Q> : Record<string, never>>): unknown;
 }
@@ -99,6 +101,7 @@ export interface RouteDef {
   readonly response: ResponseSpec;
   readonly errors?: readonly ErrorCode[];
   readonly example?: unknown;
+  readonly jsonExample?: unknown;
   handle(ctx: RouteContext<unknown, unknown>): unknown;
 }
 

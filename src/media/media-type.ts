@@ -11,6 +11,7 @@ const INLINE: Record<string, MediaType> = {
   'video/3gpp': 'video',
   'video/quicktime': 'video',
   'audio/ogg': 'audio',
+  'audio/ogg; codecs=opus': 'audio',
   'audio/opus': 'audio',
   'audio/mpeg': 'audio',
   'audio/mp4': 'audio',

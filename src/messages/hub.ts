@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { InboundMedia, MessageUpdate, Outgoing } from '../connection/types.js';
 import type { Clock } from '../domain/clock.js';
 import { errorMessage } from '../domain/errors.js';
+import { phoneOfChat } from '../domain/phone.js';
 import type { MessageType } from '../domain/types.js';
 import type { InboundMessage } from '../schemas/events.js';
 import type { EventBus } from '../events/bus.js';
@@ -28,7 +29,9 @@ export function mediaUrl(instanceId: string, messageId: string): string {
 }
 
 function outgoingType(m: Outgoing): MessageType {
-  return m.kind === 'media' ? m.mediaType : m.kind;
+  if (m.kind === 'media') return m.as === 'sticker' ? 'sticker' : m.mediaType;
+  if (m.kind === 'status') return m.media ? m.media.mediaType : 'text';
+  return m.kind;
 }
 
 /** What the store keeps of an outgoing message's content. */
@@ -44,6 +47,9 @@ function outgoingContent(m: Outgoing): Partial<StoredMessage> {
       return { contacts: m.contacts.map((c) => ({ name: c.name, phone: c.phone, vcard: vcard(c.name, c.phone) })) };
     case 'poll':
       return { poll: { question: m.question, options: m.options, multiple: m.multiple }, ...(m.secret !== undefined ? { pollSecret: m.secret } : {}) };
+    case 'status':
+      if (m.media) return m.media.caption !== undefined ? { caption: m.media.caption } : {};
+      return m.text !== undefined ? { text: m.text } : {};
   }
 }
 
@@ -54,6 +60,30 @@ async function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** A message the account sent from elsewhere, as history keeps an outgoing one. */
+function sentElsewhere(m: InboundMessage, media: StoredMessage['media'], now: number): StoredMessage {
+  const ts = Date.parse(m.timestamp);
+  return {
+    messageId: m.messageId,
+    chatId: m.chatId,
+    fromMe: true,
+    sender: m.sender,
+    from: m.from,
+    type: m.type,
+    status: 'sent',
+    ...(m.text !== undefined ? { text: m.text } : {}),
+    ...(m.caption !== undefined ? { caption: m.caption } : {}),
+    ...(m.quoted ? { quoted: m.quoted } : {}),
+    ...(m.mentions ? { mentions: m.mentions } : {}),
+    ...(media ? { media } : {}),
+    ...(m.location ? { location: m.location } : {}),
+    ...(m.contacts ? { contacts: m.contacts } : {}),
+    ...(m.poll ? { poll: m.poll } : {}),
+    timestamp: Number.isNaN(ts) ? now : ts,
+    updatedAt: now,
+  };
 }
 
 /**
@@ -77,7 +107,11 @@ export class MessageHub {
     return this.nowText;
   }
 
-  /** A received message: its media downloaded and kept, stored, published. */
+  /**
+   * A received message: its media downloaded and kept, stored, published. A message the account
+   * wrote from its phone or another linked device (`fromMe`) is a `message.sent` event and enters
+   * history as an outgoing message, `sent`.
+   */
   async received(instanceId: string, message: InboundMessage, media: InboundMedia | undefined, extra?: InboundExtra): Promise<void> {
     let event = message;
     let stored: { mimetype: string; size: number; fileName?: string } | undefined;
@@ -102,7 +136,11 @@ export class MessageHub {
         }
       }
       stored = { mimetype: media.mimetype, size, ...(media.fileName !== undefined ? { fileName: media.fileName } : {}) };
-      event = { ...message, media: { ...stored, url } };
+      event = { ...message, media: { ...stored, url, ...(media.kind !== undefined ? { kind: media.kind } : {}) } };
+    }
+    if (message.fromMe === true) {
+      await Promise.all([this.deps.store.recordOutgoing(instanceId, sentElsewhere(event, stored, this.deps.clock.now()), true), this.deps.bus.publish({ type: 'message.sent', instanceId, timestamp: this.now(), data: event })]);
+      return;
     }
     await Promise.all([
       this.deps.store.recordInbound(instanceId, event, stored, extra),
@@ -163,7 +201,7 @@ export class MessageHub {
           type: 'message.status',
           instanceId,
           timestamp,
-          data: { messageId: u.messageId, chatId: change.chatId, status: u.status, timestamp: u.timestamp, ...(u.error !== undefined ? { error: u.error } : {}) },
+          data: { messageId: u.messageId, chatId: change.chatId, ...phoneOfChat(change.chatId), status: u.status, timestamp: u.timestamp, ...(u.error !== undefined ? { error: u.error } : {}) },
         });
         return;
       }

@@ -9,6 +9,7 @@ export interface MessageReadParts {
   media: MediaRepository;
 }
 import { GatewayError } from '../domain/errors.js';
+import { phoneOfChat } from '../domain/phone.js';
 import { defineRoute, type RouteDef } from '../http/route.js';
 import { CHAT_ID_PATTERN } from '../schemas/common.js';
 import { ChatMessagesBody, ChatMessagesQuery, ChatsBody, MessageBody, type MessageViewT } from '../schemas/message.js';
@@ -23,6 +24,7 @@ async function view(core: MessageReadParts, instanceId: string, m: StoredMessage
   const out: MessageViewT = {
     messageId: m.messageId,
     chatId: m.chatId,
+    ...phoneOfChat(m.chatId),
     fromMe: m.fromMe,
     sender: m.sender,
     from: m.from,
@@ -126,8 +128,10 @@ export function messageRoutes(core: MessageReadParts, openHandovers: (instanceId
       async handle({ instance }) {
         historyOn();
         const handed = await openHandovers(instance.id);
-        const chats = (await core.messages.chats(instance.id)).map((c) => ({
+        // Status posts (status@broadcast) are kept for their lifecycle, but are not a chat.
+        const chats = (await core.messages.chats(instance.id)).filter((c) => c.chatId !== 'status@broadcast').map((c) => ({
           chatId: c.chatId,
+          ...phoneOfChat(c.chatId),
           ...(c.name !== undefined ? { name: c.name } : {}),
           isGroup: c.isGroup,
           lastMessageAt: new Date(c.lastMessageAt).toISOString(),

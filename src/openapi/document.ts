@@ -132,7 +132,7 @@ function operation(def: RouteDef): Json {
           },
           ...(def.example !== undefined ? { example: { ...(def.example as Json), file: '(the bytes of the file)' } } : {}),
         },
-        ...(def.multipartOrJson ? { 'application/json': { schema: plain(def.multipart), ...(def.example !== undefined ? { example: def.example } : {}) } } : {}),
+        ...(def.multipartOrJson ? { 'application/json': { schema: plain(def.multipart), ...((def.jsonExample ?? def.example) !== undefined ? { example: def.jsonExample ?? def.example } : {}) } } : {}),
       },
     };
   }

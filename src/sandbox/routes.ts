@@ -3,18 +3,7 @@ import type { GatewayConfig } from '../config/schema.js';
 import type { ConnectionManager } from '../connection/manager.js';
 import type { Feature } from '../features/feature.js';
 import type { StatusReporter } from '../status/status-reporter.js';
-
-/** What the sandbox's routes are built from. */
-export interface SandboxParts {
-  config: Pick<GatewayConfig, 'media'>;
-  manager: Pick<ConnectionManager, 'get'>;
-  status: Pick<StatusReporter, 'view'>;
-}
-
-/** The sandbox's own routes: play the phone and the other side of a sandbox instance. */
-export function sandboxFeature(parts: SandboxParts): Feature {
-  return { name: 'sandbox', routes: sandboxRoutes(parts) };
-}
+import { sandboxContactsRoutes } from './contacts-routes.js';
 import { GatewayError } from '../domain/errors.js';
 import { readJsonBody } from '../http/json-body.js';
 import { defineRoute, type RouteDef } from '../http/route.js';
@@ -28,6 +17,18 @@ import { readFile } from 'node:fs/promises';
 import { SandboxConnection, type SandboxInbound } from '../connection/sandbox.js';
 import { sandboxAccountRoutes } from './account-routes.js';
 
+/** What the sandbox's routes are built from. */
+export interface SandboxParts {
+  config: Pick<GatewayConfig, 'media'>;
+  manager: Pick<ConnectionManager, 'get'>;
+  status: Pick<StatusReporter, 'view'>;
+}
+
+/** The sandbox's own routes: play the phone and the other side of a sandbox instance. */
+export function sandboxFeature(parts: SandboxParts): Feature {
+  return { name: 'sandbox', routes: sandboxRoutes(parts) };
+}
+
 const StatusOnly = closed({ success: Type.Literal(true), instanceId: Type.String(), status: InstanceStatusSchema });
 const InboundInput = closed({
   from: Type.Optional(Phone),
@@ -36,6 +37,7 @@ const InboundInput = closed({
   message: Type.Optional(Type.String({ minLength: 1, maxLength: MAX_TEXT, description: 'The text (required without a file; the caption with one).' })),
   name: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
   replyTo: Type.Optional(MessageId),
+  as: Type.Optional(Type.Enum(['voice', 'sticker', 'video-note'], { description: 'With a file: what it shows as (its media.kind).' })),
 });
 const ReceiptInput = closed({ messageId: MessageId, status: Type.Enum(['delivered', 'read', 'played']) });
 const ReactInput = closed({ messageId: MessageId, emoji: Type.String({ maxLength: 16, description: '"" removes the reaction.' }), from: Phone });
@@ -52,6 +54,8 @@ const SentItem = closed({
   location: Type.Optional(Location),
   contacts: Type.Optional(Type.Array(closed({ name: Type.String(), phone: Phone, vcard: Type.String() }))),
   poll: Type.Optional(PollInfo),
+  as: Type.Optional(Type.Enum(['voice', 'sticker', 'video-note'])),
+  audience: Type.Optional(Type.Array(Type.String(), { description: 'Who sees a status post (`to` is status@broadcast); absent: the contacts.' })),
   sentAt: Type.String(),
 });
 const SentBody = closed({ success: Type.Literal(true), instanceId: Type.String(), messages: Type.Array(SentItem) });
@@ -60,10 +64,11 @@ const ActionsBody = closed({
   instanceId: Type.String(),
   actions: Type.Array(
     closed({
-      action: Type.Enum(['react', 'edit', 'delete', 'read', 'presence', 'subscribe', 'reject-call']),
+      action: Type.Enum(['react', 'edit', 'delete', 'read', 'presence', 'subscribe', 'reject-call', 'archive', 'unarchive', 'pin', 'unpin', 'mute', 'unmute', 'unread', 'delete-chat', 'block', 'unblock', 'label-add', 'label-remove', 'profile', 'picture']),
       chatId: Type.String(),
       messageId: Type.Optional(Type.String()),
       callId: Type.Optional(Type.String()),
+      labelId: Type.Optional(Type.String()),
       emoji: Type.Optional(Type.String()),
       text: Type.Optional(Type.String()),
       state: Type.Optional(Type.String()),
@@ -125,7 +130,9 @@ function sandboxRoutes(core: SandboxParts): RouteDef[] {
           const body = parseInput(InboundInput, raw);
           if (body.from === undefined && body.lid === undefined) throw new GatewayError('MISSING_FIELD', 'from (or lid) is required');
           if (body.message === undefined && !media) throw new GatewayError('MISSING_FIELD', 'message is required (or send a file)');
-          const received = await conn.inbound({ ...body, ...(media ? { media } : {}) } as SandboxInbound);
+          if (body.as !== undefined && !media) throw new GatewayError('INVALID_FIELD', 'as needs a file');
+          const { as, ...rest } = body;
+          const received = await conn.inbound({ ...rest, ...(media ? { media: { ...media, kind: as ?? media.type } } : {}) } as SandboxInbound);
           return { success: true, instanceId: instance.id, messageId: received.messageId };
         };
         if (koa.is('multipart/form-data')) {
@@ -186,12 +193,13 @@ function sandboxRoutes(core: SandboxParts): RouteDef[] {
       method: 'GET',
       path: '/api/:id/sandbox/actions',
       operationId: 'sandboxActions',
-      summary: 'What the instance did besides sending (reactions, edits, deletes, read marks, presence, presence subscriptions, rejected calls), oldest first',
+      summary: 'What the instance did besides sending (reactions, edits, deletes, read marks, presence, presence subscriptions, rejected calls; chat settings, blocks, labels, profile changes), oldest first',
       response: { description: 'The actions.', schema: ActionsBody },
       handle({ instance }) {
         return { success: true, instanceId: instance.id, actions: [...sandboxOf(instance.id, instance.sandbox).actions()] };
       },
     }),
     ...sandboxAccountRoutes(sandboxOf),
+    ...sandboxContactsRoutes(sandboxOf, core.config.media.maxBytes),
   ];
 }

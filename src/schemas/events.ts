@@ -31,6 +31,7 @@ export const MediaInfo = closed({
   size: Type.Integer({ minimum: 0, description: 'Bytes.' }),
   fileName: Type.Optional(Type.String()),
   url: Type.Union([Type.String(), Type.Null()], { description: 'GET it with the instance key: /api/{id}/messages/{messageId}/media (null when it could not be downloaded).' }),
+  kind: Type.Optional(Type.Enum(['image', 'video', 'audio', 'document', 'voice', 'sticker', 'video-note'], { description: 'What the media is: `voice` (a voice note), `sticker`, `video-note` (a round video), or its plain type.' })),
 });
 
 export const PollInfo = closed({
@@ -57,14 +58,16 @@ export const InboundMessageSchema = closed(
     location: Type.Optional(Location),
     contacts: Type.Optional(Type.Array(ContactCard)),
     poll: Type.Optional(PollInfo),
+    fromMe: Type.Optional(Type.Boolean({ description: 'true in `message.sent`: the account wrote it (from the phone or another linked device); absent in `message.received`.' })),
   },
-  { description: 'A message someone sent to the instance.' },
+  { description: 'A message someone sent to the instance (message.received), or the account sent from elsewhere (message.sent, with fromMe true).' },
 );
 export type InboundMessage = Static<typeof InboundMessageSchema>;
 
 export const MessageStatusData = closed({
   messageId: MessageId,
   chatId: ChatId,
+  phone: Type.Optional(Phone),
   status: MessageStatusSchema,
   timestamp: IsoTime,
   error: Type.Optional(Type.String()),
@@ -115,6 +118,15 @@ export const HandoverData = closed({
   expiresAt: Type.Optional(IsoTime),
 });
 
+export const LabelUpdatedData = closed({
+  labelId: Type.String(),
+  action: Type.Enum(['edited', 'deleted', 'chat-added', 'chat-removed'], { description: '`edited` (created, renamed or recoloured), `deleted`, or put on (`chat-added`) or taken off (`chat-removed`) a chat.' }),
+  name: Type.Optional(Type.String()),
+  color: Type.Optional(Type.Integer({ minimum: 0 })),
+  chatId: Type.Optional(Type.String()),
+  phone: Type.Optional(Phone),
+});
+
 export const WebhookTestData = closed({
   message: Type.String(),
   requestedAt: IsoTime,
@@ -123,6 +135,8 @@ export const WebhookTestData = closed({
 /** The data schema of each event type. */
 export const EVENT_DATA = {
   'message.received': InboundMessageSchema,
+  'message.sent': InboundMessageSchema,
+  'label.updated': LabelUpdatedData,
   'message.status': MessageStatusData,
   'message.reaction': ReactionData,
   'message.edited': EditedData,

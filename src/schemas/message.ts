@@ -11,6 +11,7 @@ import { PollVotes } from './account-events.js';
 export const MessageView = closed({
   messageId: MessageId,
   chatId: ChatId,
+  phone: Type.Optional(Phone),
   fromMe: Type.Boolean(),
   sender: Type.Union([Type.String(), Type.Null()], { description: "The sender's JID or LID (null for our own messages)." }),
   from: Type.Union([Phone, Type.Null()]),
@@ -39,6 +40,7 @@ export const MessageBody = Type.Object({ success: Type.Literal(true), instanceId
 
 export const ChatSummary = closed({
   chatId: ChatId,
+  phone: Type.Optional(Phone),
   name: Type.Optional(Type.String()),
   isGroup: Type.Boolean(),
   lastMessageAt: IsoTime,

@@ -22,10 +22,24 @@ export const SendTextInput = closed({
   mentions: Type.Optional(Type.Array(Mention, { maxItems: 256, uniqueItems: true })),
 });
 
+/** The media of a JSON body (send-media, a status post): exactly one of `url` or `base64`. */
+export const MediaSource = {
+  url: Type.Optional(Type.String({ minLength: 1, maxLength: 4096, description: 'JSON only: the gateway fetches the file (http/https; the webhook address rules apply, redirects to private addresses refused; at most media.maxBytes, within media.fetchTimeoutMs). 400 MEDIA_FETCH_FAILED names what went wrong.' })),
+  base64: Type.Optional(Type.String({ minLength: 1, description: 'JSON only: the file itself, base64 (or a data: URL); at most media.maxBytes once decoded.' })),
+  mimetype: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: 'What the file claims to be; the gateway types it by content and keeps a claim only for content it cannot recognise.' })),
+  fileName: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'The name a document shows.' })),
+};
+
+export const MediaAsSchema = Type.Enum(['auto', 'document', 'voice', 'sticker', 'video-note'], {
+  description: '`auto` (default: as the content says), `document`, `voice` (a voice note: audio/ogg; codecs=opus, or any audio the gateway converts with ffmpeg), `sticker` (image/webp) or `video-note` (a round video).',
+});
+
 export const SendMediaFields = closed({
   ...Recipient,
+  ...MediaSource,
   caption: Type.Optional(Type.String({ maxLength: 4096 })),
   replyTo: Type.Optional(MessageId),
+  as: Type.Optional(MediaAsSchema),
 });
 
 export const SendBody = closed({
@@ -38,7 +52,8 @@ export const SendBody = closed({
 
 export const SendMediaBody = closed({
   ...SendBody.properties,
-  mediaType: Type.Enum(['image', 'video', 'audio', 'document']),
+  mediaType: Type.Enum(['image', 'video', 'audio', 'document', 'sticker']),
+  as: Type.Optional(Type.Enum(['document', 'voice', 'sticker', 'video-note'], { description: 'How it was sent, when not as its type (auto).' })),
 });
 
 export const SendLocationInput = closed({

@@ -1,10 +1,10 @@
-import { basename } from 'node:path';
 import type { GatewayConfig } from '../config/schema.js';
 import type { SendService } from './send-service.js';
 
 /** What the send routes are built from. */
 export interface SendingParts {
-  config: Pick<GatewayConfig, 'media'>;
+  /** media limits; `webhooks.allowPrivateTargets` also rules what a media `url` may reach. */
+  config: Pick<GatewayConfig, 'media' | 'webhooks'>;
   sender: Pick<SendService, 'send' | 'act'>;
 }
 import { GatewayError } from '../domain/errors.js';
@@ -12,8 +12,7 @@ import { defineRoute, type RouteDef } from '../http/route.js';
 import { parseInput } from '../schemas/check.js';
 import { SendBody, SendContactInput, SendLocationInput, SendMediaBody, SendMediaFields, SendPollInput, SendTextInput } from '../schemas/send.js';
 import { mentionJids, recipient } from './address.js';
-import { detectMedia } from '../media/media-type.js';
-import { withUpload } from '../http/upload.js';
+import { prepareMedia, withMediaBody } from './media-input.js';
 
 const SEND_ERRORS = ['MISSING_FIELD', 'INVALID_FIELD', 'INVALID_PHONE', 'PREMIUM_REQUIRED', 'QUOTA_EXHAUSTED', 'CONNECTION_NOT_READY', 'STORAGE_UNAVAILABLE', 'SENT_NOT_RECORDED', 'RATE_LIMITED'] as const;
 
@@ -55,31 +54,42 @@ export function sendingRoutes(core: SendingParts): RouteDef[] {
       path: '/api/:id/send-media',
       auth: 'instance',
       operationId: 'sendMedia',
-      summary: 'Send a file (image, video, audio or document)',
-      description: 'multipart/form-data: `file` (required), `phone` or `to`, `caption`, `replyTo`. The type comes from the file content, not its name. Limit: media.maxBytes (16 MiB).',
+      summary: 'Send a file (image, video, audio or document), a voice note, a sticker or a video note',
+      description:
+        'multipart/form-data with the `file`, or JSON with exactly one of `url` (fetched by the gateway) or `base64`; either way `phone` or `to`, `caption`, `replyTo`, and `as` (`auto`, `document`, `voice`, `sticker`, `video-note`). The type comes from the file content, not its name or `mimetype`. Limit: media.maxBytes (16 MiB). Nothing is sent or charged before the file is complete.',
       tags: ['messages'],
       multipart: SendMediaFields,
+      multipartOrJson: true,
       example: { phone: '+15551234567', caption: 'Our menu' },
-      response: { description: 'Sent.', schema: SendMediaBody },
-      errors: [...SEND_ERRORS, 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE'],
+      jsonExample: { phone: '+15551234567', url: 'https://example.com/menu.pdf', fileName: 'menu.pdf', caption: 'Our menu', as: 'document' },
+      response: {
+        description: 'Sent.',
+        schema: SendMediaBody,
+        example: { success: true, instanceId: 'inst_k3J9xQ2mVb7n', messageId: '3EB0C767F26D4C4A5B8A', to: '15551234567@s.whatsapp.net', quotaRemaining: '41', mediaType: 'audio', as: 'voice' },
+      },
+      errors: [...SEND_ERRORS, 'MEDIA_FETCH_FAILED', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE'],
       async handle({ koa, instance }) {
-        return withUpload(koa, core.config.media.maxBytes, async (file, raw) => {
-          const fields = parseInput(SendMediaFields, raw);
+        return withMediaBody(koa, core.config, (raw) => parseInput(SendMediaFields, raw), async (file, fields) => {
           const to = recipient(fields);
-          if (!file) throw new GatewayError('MISSING_FIELD', 'file is required');
-          const media = await detectMedia(file.filepath, file.mimetype);
-          const fileName = basename(file.originalFilename ?? 'file').slice(0, 200) || 'file';
+          if (!file) throw new GatewayError('MISSING_FIELD', koa.is('multipart/form-data') ? 'file is required' : 'url or base64 is required (or send multipart/form-data with a file)');
+          const as = fields.as ?? 'auto';
+          const media = await prepareMedia(file, as, core.config);
           const result = await core.sender.send(instance.id, {
             kind: 'media',
             to,
-            mediaType: media.mediaType,
-            mimetype: media.mimetype,
-            path: file.filepath,
-            fileName,
-            ...(fields.caption !== undefined && fields.caption !== '' ? { caption: fields.caption } : {}),
+            ...media,
+            ...(fields.caption !== undefined && fields.caption !== '' && media.as !== 'voice' && media.as !== 'sticker' ? { caption: fields.caption } : {}),
             ...(fields.replyTo !== undefined ? { replyTo: fields.replyTo } : {}),
           });
-          return { success: true, instanceId: instance.id, messageId: result.messageId, to, quotaRemaining: result.quotaRemaining, mediaType: media.mediaType };
+          return {
+            success: true,
+            instanceId: instance.id,
+            messageId: result.messageId,
+            to,
+            quotaRemaining: result.quotaRemaining,
+            mediaType: media.as === 'sticker' ? 'sticker' : media.mediaType,
+            ...(as !== 'auto' ? { as } : {}),
+          };
         });
       },
     }),

@@ -100,7 +100,7 @@ export class SendService implements ConnectionActions {
       });
       try {
         await entry.queue.run(async () => {
-          if (this.deps.typing && entry.connection.sendPresence) {
+          if (this.deps.typing && entry.connection.sendPresence && message.kind !== 'status') {
             // A short "typing..." before the message, as a person would; failures do not block it.
             await entry.connection.sendPresence(message.to, 'composing').catch(() => undefined);
           }

@@ -28,6 +28,7 @@ export function newDeliveryId(now: number): string {
 export function laneOf(event: GatewayEvent, deliveryId: string): string {
   switch (event.type) {
     case 'message.received':
+    case 'message.sent':
     case 'message.status':
     case 'message.reaction':
     case 'message.edited':

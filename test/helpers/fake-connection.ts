@@ -2,9 +2,10 @@ import type { Connection, ConnectionFactory, ConnectionHooks, GroupInfo, GroupSu
 import type { CreatedGroup, ParticipantResult } from '../../src/connection/account-types.js';
 import { GatewayError } from '../../src/domain/errors.js';
 import type { ConnectionStatus } from '../../src/domain/types.js';
+import { NoAccountActions } from './no-account-actions.js';
 
 /** A scriptable non-sandbox connection for HTTP tests (the Baileys one has its own tests). */
-export class FakeConnection implements Connection {
+export class FakeConnection extends NoAccountActions implements Connection {
   status: ConnectionStatus = 'disconnected';
   qr: string | null = null;
   reason: string | null = null;
@@ -14,7 +15,9 @@ export class FakeConnection implements Connection {
   constructor(
     readonly instanceId: string,
     readonly hooks: ConnectionHooks,
-  ) {}
+  ) {
+    super();
+  }
 
   set(to: ConnectionStatus, qr: string | null = null): void {
     const from = this.status;

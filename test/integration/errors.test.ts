@@ -41,7 +41,9 @@ test('415 for a wrong content type, 413 for a huge body', async (t) => {
     expectError(t, await d.request('POST', `/api/${id}/send`, { key, body: 'hi', headers: { 'content-type': 'text/plain' } }), 415, 'UNSUPPORTED_MEDIA_TYPE');
     const huge = JSON.stringify({ phone: '+15551234567', message: 'x'.repeat(2_000_000) });
     expectError(t, await d.request('POST', `/api/${id}/send`, { key, body: huge, headers: { 'content-type': 'application/json' } }), 413, 'PAYLOAD_TOO_LARGE');
-    expectError(t, await d.request('POST', `/api/${id}/send-media`, { key, json: { phone: '+15551234567' } }), 415, 'UNSUPPORTED_MEDIA_TYPE');
+    // send-media takes multipart or JSON (issue 24: `url` or `base64`); anything else is 415.
+    expectError(t, await d.request('POST', `/api/${id}/send-media`, { key, body: 'phone=+15551234567', headers: { 'content-type': 'text/plain' } }), 415, 'UNSUPPORTED_MEDIA_TYPE');
+    expectError(t, await d.request('POST', `/api/${id}/send-media`, { key, json: { phone: '+15551234567' } }), 400, 'MISSING_FIELD');
   });
 });
 

@@ -80,7 +80,7 @@ export interface Mutation {
   operation?: 'set' | 'remove';
 }
 
-interface EncodedRecord {
+export interface EncodedRecord {
   operation: proto.SyncdMutation.SyncdOperation;
   record: proto.ISyncdRecord;
   indexMac: Buffer;
@@ -98,7 +98,7 @@ export function newAppStateKey(): AppStateKey {
   return { keyId: randomBytes(6), keyData: randomBytes(32), timestamp: Date.now() };
 }
 
-function encodeMutation(m: Mutation, key: AppStateKey, keys: MutationKeys): EncodedRecord {
+export function encodeMutation(m: Mutation, key: AppStateKey, keys: MutationKeys): EncodedRecord {
   const operation = m.operation === 'remove' ? proto.SyncdMutation.SyncdOperation.REMOVE : proto.SyncdMutation.SyncdOperation.SET;
   const index = Buffer.from(JSON.stringify(m.index));
   const data = proto.SyncActionData.encode({ index, value: m.value, padding: Buffer.alloc(0), version: m.version }).finish();

@@ -131,6 +131,12 @@ export interface ContactOptions {
 
 export type ReceiptType = 'delivery' | 'read' | 'played';
 
+/** What a contact can send as media (`ptt`: a voice note, `ptv`: a round video note). */
+export type ContactMediaKind = 'image' | 'video' | 'audio' | 'document' | 'ptt' | 'sticker' | 'ptv';
+
+/** The stanza's `<enc mediatype>` per kind (WhatsApp's names). */
+const MEDIATYPE: Record<ContactMediaKind, string> = { image: 'image', video: 'video', audio: 'audio', document: 'document', ptt: 'ptt', sticker: 'sticker', ptv: 'ptv' };
+
 /** A message the gateway sent to a contact, as the contact decrypted it. */
 export interface ContactMessage {
   id: string;
@@ -308,15 +314,20 @@ export class Contact {
     return this.sendMedia(to, bytes, 'image', { mimetype: options.mimetype ?? 'image/png', ...options });
   }
 
-  /** Any media kind; `image`, `video`, `audio` and `document` map to their message types. */
-  async sendMedia(
-    to: string,
-    bytes: Uint8Array,
-    kind: 'image' | 'video' | 'audio' | 'document',
-    options: { mimetype: string; caption?: string; fileName?: string; id?: string },
-  ): Promise<string> {
-    const enc = encryptMedia(bytes, kind);
-    const stored = this.wire.media.put(enc.file, kind);
+  /**
+   * Any media kind; `image`, `video`, `audio` and `document` map to their message types, `ptt` is a
+   * voice note (audioMessage with ptt), `sticker` a stickerMessage, `ptv` a round video (ptvMessage).
+   */
+  async sendMedia(to: string, bytes: Uint8Array, kind: ContactMediaKind, options: { mimetype: string; caption?: string; fileName?: string; id?: string }): Promise<string> {
+    const { message } = this.mediaMessage(bytes, kind, options);
+    return this.send(to, message, { type: 'media', mediatype: MEDIATYPE[kind], ...(options.id ? { id: options.id } : {}) });
+  }
+
+  /** Encrypts and stores a file on the media host as a phone uploads it; the message that points at it, and where it is. */
+  mediaMessage(bytes: Uint8Array, kind: ContactMediaKind, options: { mimetype: string; caption?: string; fileName?: string }): { message: proto.IMessage; directPath: string } {
+    const cryptoKind: MediaKind = kind === 'ptv' ? 'video' : kind;
+    const enc = encryptMedia(bytes, cryptoKind);
+    const stored = this.wire.media.put(enc.file, cryptoKind);
     const common = {
       url: stored.url,
       directPath: stored.directPath,
@@ -333,10 +344,22 @@ export class Contact {
         ? { imageMessage: { ...common, ...caption } }
         : kind === 'video'
           ? { videoMessage: { ...common, ...caption } }
-          : kind === 'audio'
-            ? { audioMessage: common }
-            : { documentMessage: { ...common, ...caption, fileName: options.fileName ?? 'file' } };
-    return this.send(to, message, { type: 'media', mediatype: kind, ...(options.id ? { id: options.id } : {}) });
+          : kind === 'ptv'
+            ? { ptvMessage: common }
+            : kind === 'audio'
+              ? { audioMessage: common }
+              : kind === 'ptt'
+                ? { audioMessage: { ...common, ptt: true } }
+                : kind === 'sticker'
+                  ? { stickerMessage: common }
+                  : { documentMessage: { ...common, ...caption, fileName: options.fileName ?? 'file' } };
+    return { message, directPath: stored.directPath };
+  }
+
+  /** A 1:1 message this contact sent, as it sent it (for the double's phone-side answers, e.g. media re-upload). */
+  sentMessage(id: string): proto.IMessage | undefined {
+    const sent = this.sent.get(id);
+    return sent ? proto.Message.decode(unpadRandomMax16(sent.data)) : undefined;
   }
 
   /** A reaction to a message in `to`'s chat (`fromMe` from this contact's point of view). */
@@ -473,6 +496,7 @@ export class Contact {
       ['audio', message.audioMessage],
       ['document', message.documentMessage],
       ['sticker', message.stickerMessage],
+      ['video', message.ptvMessage],
     ];
     const found = kinds.find(([, v]) => v);
     if (!found) throw new Error('download: not a media message');

@@ -83,7 +83,7 @@ const DEVICE_SIG_PREFIX = Buffer.from([6, 1]);
  * HMAC-SHA256(advSecret, details)}, where details is an ADVSignedDeviceIdentity whose
  * accountSignature signs [6,0] + deviceDetails + the client's identity key with the account key.
  */
-export function buildPairSuccess(id: string, device: Device, advSecret: Buffer): { node: BinaryNode; details: Uint8Array } {
+export function buildPairSuccess(id: string, device: Device, advSecret: Buffer, platform = 'android'): { node: BinaryNode; details: Uint8Array } {
   const details = proto.ADVDeviceIdentity.encode({
     rawId: Number(device.account.phone.slice(-9)),
     timestamp: Math.floor(Date.now() / 1000),
@@ -106,7 +106,7 @@ export function buildPairSuccess(id: string, device: Device, advSecret: Buffer):
         attrs: {},
         content: [
           { tag: 'device-identity', attrs: {}, content: identity },
-          { tag: 'platform', attrs: { name: 'android' } },
+          { tag: 'platform', attrs: { name: platform } },
           { tag: 'device', attrs: { jid: device.jid, lid: device.lid } },
         ],
       },

@@ -21,6 +21,7 @@ import { Group, type GroupOptions } from './group.js';
 import { GroupOps } from './groups.js';
 import { CallOps } from './calls.js';
 import { PresenceOps } from './presence.js';
+import { AccountSide } from './account-side.js';
 import { encryptMedia, MediaHost } from './media.js';
 import { encodeFrame, FrameReader, NoiseResponder } from './noise.js';
 import { buildPairSuccess, parseQr, verifyPairDeviceSign, type Account, type Device } from './phone.js';
@@ -189,6 +190,8 @@ export class ProtocolDouble implements ContactWire {
   readonly callOps: CallOps = new CallOps(this);
   /** Presence subscriptions, contacts' presence and chat states, what contacts saw (presence.ts). */
   readonly presenceOps: PresenceOps = new PresenceOps(this);
+  /** Profiles, block lists, app-state patches both ways, the phone's own messages, status posts, media re-upload (account-side.ts). */
+  readonly accountSide = new AccountSide(this);
 
   refs: number;
   assumedPreKeys: number;
@@ -418,7 +421,7 @@ export class ProtocolDouble implements ContactWire {
    * reply and checks its device signature, then restarts the stream with 515 as WhatsApp does.
    * Resolves with the new device once Baileys' reply checked out.
    */
-  async scan(qr: string, options: { phone?: string; restart?: boolean; accountData?: AccountDataOption; answerMs?: number } = {}): Promise<Device> {
+  async scan(qr: string, options: { phone?: string; restart?: boolean; accountData?: AccountDataOption; answerMs?: number; platform?: string } = {}): Promise<Device> {
     const parsed = parseQr(qr);
     const session = this.sessions.find((s) => s.refs.includes(parsed.ref));
     if (!session) throw new Error(`scan: no session issued ref ${parsed.ref}`);
@@ -455,7 +458,8 @@ export class ProtocolDouble implements ContactWire {
       syncSent: false,
       appState: new Map(),
     };
-    const { node, details } = buildPairSuccess(this.iqId(), device, parsed.advSecret);
+    // `smba`/`smbi`: the phone runs WhatsApp Business (Android/iOS); default a personal Android phone.
+    const { node, details } = buildPairSuccess(this.iqId(), device, parsed.advSecret, options.platform);
     const reply = await this.request(session, node, options.answerMs);
     verifyPairDeviceSign(reply, details, device);
     this.devices.set(device.key, device);
@@ -901,6 +905,8 @@ export class ProtocolDouble implements ContactWire {
     const xmlns = node.attrs.xmlns;
     const child = Array.isArray(node.content) ? node.content[0] : undefined;
     const device = session.device;
+    const answered = this.accountSide.answerIq(session, node, result);
+    if (answered) return answered;
     if (xmlns === 'encrypt' && child?.tag === 'count') {
       // Until a device uploaded any, claim `assumedPreKeys` (above 5 Baileys skips its upload).
       const everUploaded = device ? device.preKeys.size + device.usedPreKeys.length > 0 : false;
@@ -1019,6 +1025,11 @@ export class ProtocolDouble implements ContactWire {
           // Whoever left must not read it (the sender rotated its key when they did).
           await this.groupOps.checkFormerMembers(group, device, node, skmsg);
         }
+      } else if (to === 'status@broadcast') {
+        // A status post: each audience member gets the sender key pairwise, then the skmsg.
+        this.accountSide.statusPosts.push(node);
+        const skmsg = topEncs.find((e) => e.attrs.type === 'skmsg');
+        for (const [r, enc] of pairwise) await this.decryptFor(r, device, node, enc, skmsg);
       } else if (participants.length > 0) {
         const target = recipientOf(to);
         if (!target) this.error(`message ${id} to ${to}, who is not simulated`);
@@ -1050,8 +1061,14 @@ export class ProtocolDouble implements ContactWire {
   private onClientReceipt(session: Session, node: BinaryNode): void {
     const device = session.device;
     const ids = [node.attrs.id, ...getBinaryNodeChildren(getBinaryNodeChild(node, 'list'), 'item').map((i) => i.attrs.id)].filter((x): x is string => !!x);
-    if (device) this.settle(device, (n) => n.tag === 'message' && ids.includes(n.attrs.id ?? ''));
     const to = node.attrs.to ?? '';
+    if (node.attrs.type === 'server-error') {
+      // Not about delivery: the device asks the phone to upload a message's media again.
+      if (device) this.accountSide.answerMediaRetry(device, node);
+      this.send(session, { tag: 'ack', attrs: { class: 'receipt', id: node.attrs.id ?? '', from: to, type: 'server-error' } });
+      return;
+    }
+    if (device) this.settle(device, (n) => n.tag === 'message' && ids.includes(n.attrs.id ?? ''));
     const contact = to.endsWith('@g.us') ? this.contactByJid(node.attrs.participant ?? '') : this.contactByJid(to);
     if (node.attrs.type === 'retry') {
       // Baileys could not decrypt a contact's message: the contact answers it as a phone would.
@@ -1122,6 +1139,8 @@ export class ProtocolDouble implements ContactWire {
           if (who && !isLid) content.push({ tag: 'lid', attrs: { val: 'contact' in who ? who.contact.lid : `${who.account.lidUser}@lid` } });
         } else if (protocol === 'contact') {
           content.push({ tag: 'contact', attrs: { type: who ? 'in' : 'out' } });
+        } else if (protocol === 'status') {
+          content.push(this.accountSide.usyncStatus(jid));
         }
       }
       return { tag: 'user', attrs: { jid }, content };

@@ -3,7 +3,8 @@
  * forward and survive a reopen, edits/deletes/reactions merge into what is read, history is
  * bounded per chat and in days, without history only the lifecycle is kept, chats come newest
  * first with unread counts and pages of a chat go back with `before`, concurrent writers lose
- * nothing, and what was acknowledged survives kill -9.
+ * nothing, and what was acknowledged survives kill -9. Issue 24: a chat the account deletes leaves
+ * history with its media, durably, and other chats stay.
  */
 import { ManualClock } from '../helpers/manual-time.js';
 import { crashRun } from './crash.js';
@@ -133,6 +134,38 @@ engineTest('messages: chats come newest first with unread counts; a chat pages b
   t.is(await s.messages.chatMessages(ID, 'nobody@s.whatsapp.net', 5), null, 'an unknown chat');
   t.deepEqual(await s.messages.chatMessages(ID, 'a@s.whatsapp.net', 5, 'B0'), { messages: [], nextBefore: null }, 'before from another chat');
 });
+
+engineTest('messages: removeChat forgets a chat, its messages and their media, also after a reopen; other chats stay', async (t, at) => {
+  const s = await at.open();
+  const now = Date.now();
+  await s.messages.recordInbound(ID, inbound('X0', 'x@s.whatsapp.net', now, { type: 'image', text: undefined }), { mimetype: 'image/png', size: 3 });
+  await s.media.put(ID, 'X0', { bytes: new Uint8Array([1, 2, 3]) }, now);
+  await s.messages.recordOutgoing(ID, outgoing('X1', 'x@s.whatsapp.net', now + 1), true);
+  await s.messages.recordInbound(ID, inbound('Y0', 'y@s.whatsapp.net', now + 2), undefined);
+  t.is(await s.messages.removeChat(ID, 'x@s.whatsapp.net'), 2);
+  t.is(await s.messages.removeChat(ID, 'x@s.whatsapp.net'), 0, 'nothing left to remove');
+  t.is(await s.messages.removeChat(ID, 'nobody@s.whatsapp.net'), 0);
+  const check = async (store: typeof s): Promise<void> => {
+    t.deepEqual((await store.messages.chats(ID)).map((c) => c.chatId), ['y@s.whatsapp.net']);
+    t.is(await store.messages.get(ID, 'X0'), null);
+    t.is(await store.messages.chatMessages(ID, 'x@s.whatsapp.net', 10), null);
+    t.truthy(await store.messages.get(ID, 'Y0'));
+  };
+  await check(s);
+  await waitForMediaGone(s, 'X0');
+  await s.close();
+  const again = await at.open();
+  await check(again);
+  t.is(await again.media.get(ID, 'X0'), null);
+  // The chat starts afresh when it is written to again.
+  await again.messages.recordInbound(ID, inbound('X2', 'x@s.whatsapp.net', now + 3), undefined);
+  t.deepEqual((await again.messages.chatMessages(ID, 'x@s.whatsapp.net', 10))?.messages.map((m) => m.messageId), ['X2']);
+});
+
+/** The files engine removes an evicted message's media in the background. */
+async function waitForMediaGone(s: { media: { get(instanceId: string, messageId: string): Promise<unknown> } }, id: string): Promise<void> {
+  for (let i = 0; i < 100 && (await s.media.get(ID, id)) !== null; i++) await new Promise((r) => setTimeout(r, 10));
+}
 
 engineTest('messages: 50 concurrent sends (pending, then sent) and receipts lose nothing', async (t, at) => {
   const s = await at.open();

@@ -36,6 +36,7 @@ export class FakeSocket implements SocketLike {
   readonly signalRepository = {
     lidMapping: {
       getPNForLID: async (lid: string): Promise<string | null> => this.lids.get(lid) ?? null,
+      getLIDForPN: async (pn: string): Promise<string | null> => [...this.lids.entries()].find(([, p]) => p === pn)?.[0] ?? null,
     },
   };
 
@@ -104,6 +105,19 @@ export class FakeSocket implements SocketLike {
   };
 
   groupFetchAllParticipating: SocketLike['groupFetchAllParticipating'] = async () => ({});
+  // Account actions are proven through the protocol double (test/integration/double-account.test.ts), not here.
+  updateMediaMessage: SocketLike['updateMediaMessage'] = async (m) => m;
+  fetchStatus: SocketLike['fetchStatus'] = async () => [];
+  profilePictureUrl: SocketLike['profilePictureUrl'] = async () => undefined;
+  updateProfileStatus: SocketLike['updateProfileStatus'] = async () => undefined;
+  updateProfileName: SocketLike['updateProfileName'] = async () => undefined;
+  updateProfilePicture: SocketLike['updateProfilePicture'] = async () => undefined;
+  removeProfilePicture: SocketLike['removeProfilePicture'] = async () => undefined;
+  fetchBlocklist: SocketLike['fetchBlocklist'] = async () => [];
+  updateBlockStatus: SocketLike['updateBlockStatus'] = async () => undefined;
+  chatModify: SocketLike['chatModify'] = async () => undefined;
+  addChatLabel: SocketLike['addChatLabel'] = async () => undefined;
+  removeChatLabel: SocketLike['removeChatLabel'] = async () => undefined;
 
   groupMetadata: SocketLike['groupMetadata'] = async (jid) => {
     throw boom(404, `no group ${jid}`);

@@ -1,4 +1,4 @@
-import { downloadMediaMessage, jidNormalizedUser, makeWASocket, toNumber, type ConnectionState, type UserFacingSocketConfig, type WAMessage } from '@whiskeysockets/baileys';
+import { jidNormalizedUser, makeWASocket, toNumber, type AuthenticationCreds, type ConnectionState, type UserFacingSocketConfig, type WAMessage } from '@whiskeysockets/baileys';
 import type { Logger } from 'pino';
 import type { Clock } from '../../domain/clock.js';
 import { systemClock } from '../../domain/clock.js';
@@ -7,6 +7,12 @@ import { phoneDigits } from '../../domain/phone.js';
 import type { ConnectionStatus } from '../../domain/types.js';
 import type { InstanceRecord } from '../../schemas/instance.js';
 import type { Connection, ConnectionFactory, ConnectionHooks, GroupInfo, GroupSummary, LogoutOutcome, MessageRef, MessageUpdate, NumberCheck, Outgoing, StatusChange } from '../types.js';
+import type { BlockedContact, ChatChange, ContactInfo, LabelInfo, ProfileInfo } from '../contacts-types.js';
+import { AccountBook } from './account-book.js';
+import { BaileysContacts } from './contacts.js';
+import { attachAccountEvents } from './contacts-events.js';
+import { BoundedMap } from './lru.js';
+import { downloadReceivedMedia } from './media-download.js';
 import { AuthStateCorruptError, type AuthStore } from './auth-state.js';
 import { InboundQueue } from './inbound.js';
 import { LoginGate } from './login-gate.js';
@@ -65,6 +71,14 @@ export class BaileysConnection implements Connection {
   private readonly quotables = new RecentQuotables();
   /** requestPairingCode callers waiting for a socket that shows a QR. */
   private readonly qrWaiters = new Waiters<SocketLike>();
+  /** Ids of what was sent through this gateway: Baileys echoes them as `fromMe`, and they are not `message.sent`. */
+  private readonly ownSends = new BoundedMap<string, true>(5000);
+  /** Labels, contact names and each chat's last message (saved in the auth state). */
+  private readonly book = new AccountBook();
+  /** Contacts, block list, profile, chat settings and labels (contacts.ts). */
+  private readonly contacts: BaileysContacts;
+  /** The creds of the current auth state (the account, its platform). */
+  private creds: AuthenticationCreds | null = null;
 
   private readonly log: Logger;
   private readonly baileysLog: Logger;
@@ -84,6 +98,7 @@ export class BaileysConnection implements Connection {
     this.account = new BaileysAccount({ hooks, inbound: this.inbound, log: this.log, now: () => clock.now(), recentSend: (key) => this.recent.lookup(key) });
     this.makeSocket = options.makeSocket ?? makeWASocket;
     this.random = options.random ?? Math.random;
+    this.contacts = new BaileysContacts({ live: () => this.live(), creds: () => this.creds, book: this.book });
   }
 
   get status(): ConnectionStatus {
@@ -187,10 +202,13 @@ export class BaileysConnection implements Connection {
     }
     const jid = message.to;
     let sent: WAMessage | undefined;
+    // Baileys echoes the send as a `fromMe` upsert, maybe before sendMessage returns.
+    this.ownSends.set(message.id, true);
+    const outgoing = message.kind === 'status' ? { ...message, audience: this.statusAudience(message.audience) } : message;
     try {
       const known = message.replyTo === undefined ? undefined : this.quotables.lookup(message.replyTo);
       await this.account.rotation.beforeSend(sock, jid);
-      sent = await sock.sendMessage(jid, toContent(message), sendOptions(message, known));
+      sent = await sock.sendMessage(jid, toContent(outgoing), sendOptions(outgoing, known));
     } catch (err) {
       if (closeCode(err) === CLOSE_CODES.connectionClosed) {
         throw new GatewayError('CONNECTION_NOT_READY', 'the WhatsApp connection closed while sending', { cause: err });
@@ -201,7 +219,52 @@ export class BaileysConnection implements Connection {
     if (!id) throw new Error('Baileys returned no message id for a send');
     this.recent.remember(id, sent?.message);
     this.quotables.remember(id, { message: sent?.message, fromMe: true });
+    if (sent) this.book.message(sent.key, toNumber(sent.messageTimestamp ?? 0));
     return { messageId: id };
+  }
+
+  /** Who sees a status: the audience given, else the address book; and the account's own devices. */
+  private statusAudience(audience: string[] | undefined): string[] {
+    const own = this.creds?.me?.id ? [jidNormalizedUser(this.creds.me.id)] : [];
+    return [...new Set([...(audience ?? this.book.addressBook()), ...own])];
+  }
+
+  // ---- contacts, block list, profile, chats, labels (see contacts.ts) ------- ------------
+
+  contactInfo(chatId: string): Promise<ContactInfo> {
+    return this.contacts.contactInfo(chatId);
+  }
+
+  setBlocked(chatId: string, blocked: boolean): Promise<void> {
+    return this.contacts.setBlocked(chatId, blocked);
+  }
+
+  blocklist(): Promise<BlockedContact[]> {
+    return this.contacts.blocklist();
+  }
+
+  profile(): Promise<ProfileInfo> {
+    return this.contacts.profile();
+  }
+
+  updateProfile(change: { name?: string; about?: string }): Promise<void> {
+    return this.contacts.updateProfile(change);
+  }
+
+  setProfilePicture(picture: { path: string } | null): Promise<void> {
+    return this.contacts.setProfilePicture(picture);
+  }
+
+  modifyChat(chatId: string, change: ChatChange): Promise<void> {
+    return this.contacts.modifyChat(chatId, change);
+  }
+
+  labels(): Promise<LabelInfo[]> {
+    return this.contacts.labels();
+  }
+
+  labelChat(chatId: string, change: { add: string[]; remove: string[] }): Promise<void> {
+    return this.contacts.labelChat(chatId, change);
   }
 
   private live(): SocketLike {
@@ -415,6 +478,9 @@ export class BaileysConnection implements Connection {
 
   private attach(gen: number, sock: SocketLike, store: AuthStore): void {
     const state = store.state;
+    this.creds = state.creds;
+    void this.book.bind(state.keys).catch((err: unknown) => this.log.error({ err }, 'reading the account book failed'));
+    attachAccountEvents(sock, this.book, this.hooks, this.log);
     sock.ev.on('connection.update', (update) => {
       this.onConnectionUpdate(gen, sock, store, update).catch((err: unknown) => {
         this.log.error({ err }, 'connection.update handler failed');
@@ -434,9 +500,12 @@ export class BaileysConnection implements Connection {
     });
     sock.ev.on('messages.upsert', ({ messages }) => {
       const resolver: LidResolver = { getPNForLID: (lid) => sock.signalRepository.lidMapping.getPNForLID(lid) };
-      const download = async (msg: WAMessage): Promise<Uint8Array> =>
-        downloadMediaMessage(msg, 'buffer', {}, { logger: this.baileysLog, reuploadRequest: (m) => Promise.resolve(m) });
-      this.inbound.enqueue(messages, resolver, download);
+      // A copy the CDN no longer has (404/410) is uploaded again by the phone (media-download.ts).
+      const download = (msg: WAMessage): Promise<Uint8Array> => downloadReceivedMedia(sock, msg, this.baileysLog);
+      const me = sock.user?.id;
+      const self = me ? { jid: me, ownSend: (id: string) => this.ownSends.has(id) } : undefined;
+      this.inbound.enqueue(messages, resolver, download, self);
+      for (const m of messages) this.book.message(m.key, toNumber(m.messageTimestamp ?? 0));
       for (const m of messages) {
         if (!m.key.fromMe && !m.messageStubType) this.quotables.remember(m.key.id, { message: m.message, fromMe: false, participant: m.key.participant });
       }

@@ -2,7 +2,7 @@ import type { WAMessage } from '@whiskeysockets/baileys';
 import type { Logger } from 'pino';
 import type { Clock } from '../../domain/clock.js';
 import type { ConnectionHooks, MessageUpdate } from '../types.js';
-import { SeenMessages, mapUpsert, type LidResolver } from './mapping.js';
+import { SeenMessages, mapUpsert, type LidResolver, type MapOptions } from './mapping.js';
 
 /**
  * Hands what Baileys reports to the daemon one at a time, in arrival order, each message once:
@@ -23,8 +23,9 @@ export class InboundQueue {
     this.tail = this.tail.then(task).catch((err: unknown) => this.log.error({ err }, 'inbound handling failed'));
   }
 
-  enqueue(messages: WAMessage[], resolver: LidResolver, download: (msg: WAMessage) => Promise<Uint8Array>): void {
-    this.chain(() => this.handle(messages, resolver, download));
+  /** `self`: the account, so what it sent from elsewhere is reported (see MapOptions). */
+  enqueue(messages: WAMessage[], resolver: LidResolver, download: (msg: WAMessage) => Promise<Uint8Array>, self?: MapOptions['self']): void {
+    this.chain(() => this.handle(messages, resolver, download, self));
   }
 
   /** Runs `task` in arrival order with everything else handed on (group notifications, poll votes). */
@@ -49,11 +50,11 @@ export class InboundQueue {
     return this.tail;
   }
 
-  private async handle(messages: WAMessage[], resolver: LidResolver, download: (msg: WAMessage) => Promise<Uint8Array>): Promise<void> {
+  private async handle(messages: WAMessage[], resolver: LidResolver, download: (msg: WAMessage) => Promise<Uint8Array>, self: MapOptions['self']): Promise<void> {
     for (const msg of messages) {
       let mapped;
       try {
-        mapped = await mapUpsert(msg, { resolver, download, now: () => this.clock.now() });
+        mapped = await mapUpsert(msg, { resolver, download, now: () => this.clock.now(), self });
       } catch (err) {
         this.log.error({ err, id: msg.key.id }, 'could not map an inbound message');
         continue;

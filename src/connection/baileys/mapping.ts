@@ -17,7 +17,7 @@ import {
 } from '@whiskeysockets/baileys';
 import type { InboundMessage } from '../../schemas/events.js';
 import { vcardName, vcardPhone } from '../../domain/vcard.js';
-import type { InboundMedia, MessageUpdate } from '../types.js';
+import type { InboundMedia, InboundMediaKind, MessageUpdate } from '../types.js';
 import type { InboundExtra } from '../../storage/ports/messages.js';
 import { BoundedMap } from './lru.js';
 
@@ -67,6 +67,16 @@ export async function resolvePhone(jid: string | null | undefined, alt: string |
   return null;
 }
 
+/** What a media message is, for `media.kind`: voice notes (PTT), stickers and round video notes say so. */
+function mediaKind(contentType: string, m: { ptt?: boolean | null } | undefined): InboundMediaKind {
+  if (contentType === 'audioMessage') return m?.ptt ? 'voice' : 'audio';
+  if (contentType === 'stickerMessage') return 'sticker';
+  if (contentType === 'ptvMessage') return 'video-note';
+  if (contentType === 'imageMessage') return 'image';
+  if (contentType === 'videoMessage') return 'video';
+  return 'document';
+}
+
 const MEDIA_TYPES: Partial<Record<string, 'image' | 'video' | 'audio' | 'document' | 'sticker'>> = {
   imageMessage: 'image',
   videoMessage: 'video',
@@ -88,6 +98,12 @@ export interface MapOptions {
   download?: (msg: WAMessage) => Promise<Uint8Array>;
   /** Fallback time when a message carries no timestamp. */
   now: () => number;
+  /**
+   * The account itself, to report what it sent from its phone or another linked device (`fromMe`,
+   * a `message.sent`); `ownSend(id)` is true for sends made through this gateway, which are not
+   * reported again. Absent: every `fromMe` message is skipped.
+   */
+  self?: { jid: string; ownSend(id: string): boolean } | undefined;
 }
 
 type Content = NonNullable<ReturnType<typeof normalizeMessageContent>>;
@@ -118,7 +134,8 @@ export async function mapUpsert(msg: WAMessage, options: MapOptions): Promise<Ma
   if (!key.id) return { ok: false, skip: 'no-id' };
   const remoteJid = key.remoteJid;
   if (!remoteJid) return { ok: false, skip: 'no-chat' };
-  if (key.fromMe) return { ok: false, skip: 'from-me' };
+  const self = key.fromMe ? options.self : undefined;
+  if (key.fromMe && (!self || self.ownSend(key.id) || msg.category === 'peer')) return { ok: false, skip: 'from-me' };
   if (isJidStatusBroadcast(remoteJid)) return { ok: false, skip: 'status' };
   if (isJidNewsletter(remoteJid)) return { ok: false, skip: 'newsletter' };
   if (isJidBroadcast(remoteJid)) return { ok: false, skip: 'broadcast' };
@@ -130,14 +147,29 @@ export async function mapUpsert(msg: WAMessage, options: MapOptions): Promise<Ma
   if (!content || !contentType) return { ok: false, skip: 'no-content' };
 
   const isGroup = isJidGroup(remoteJid) === true;
-  const senderJid = isGroup ? key.participant : remoteJid;
-  const senderAlt = isGroup ? key.participantAlt : key.remoteJidAlt;
-  const phone = await resolvePhone(senderJid, senderAlt, options.resolver);
-  const sender = jidNormalizedUser(senderJid ?? remoteJid);
-  const chatId = isGroup || !phone ? jidNormalizedUser(remoteJid) : `${phone.slice(1)}@s.whatsapp.net`;
+  let phone: string | null;
+  let sender: string;
+  let chatId: string;
+  if (self) {
+    // The account wrote it: the sender is the account, the chat the one it wrote to (its phone
+    // chat when the mapping knows the number of a LID chat).
+    const own = jidNormalizedUser(self.jid);
+    sender = own;
+    phone = phoneOfPnJid(own);
+    const chatPhone = isGroup ? null : await resolvePhone(remoteJid, undefined, options.resolver);
+    chatId = chatPhone ? `${chatPhone.slice(1)}@s.whatsapp.net` : jidNormalizedUser(remoteJid);
+  } else {
+    const senderJid = isGroup ? key.participant : remoteJid;
+    const senderAlt = isGroup ? key.participantAlt : key.remoteJidAlt;
+    phone = await resolvePhone(senderJid, senderAlt, options.resolver);
+    sender = jidNormalizedUser(senderJid ?? remoteJid);
+    chatId = isGroup || !phone ? jidNormalizedUser(remoteJid) : `${phone.slice(1)}@s.whatsapp.net`;
+  }
   const seconds = toNumber(msg.messageTimestamp);
   const timestamp = new Date(seconds > 0 ? seconds * 1000 : options.now()).toISOString();
 
+  // What the account itself did to messages (reactions, edits, deletes) is not a message.
+  if (self && (contentType === 'reactionMessage' || contentType === 'protocolMessage')) return { ok: false, skip: 'from-me' };
   if (contentType === 'reactionMessage') {
     const r = content.reactionMessage;
     if (!r?.key?.id) return { ok: false, skip: 'no-content' };
@@ -161,7 +193,8 @@ export async function mapUpsert(msg: WAMessage, options: MapOptions): Promise<Ma
   if (contentType === 'pollUpdateMessage' || contentType === 'senderKeyDistributionMessage') return { ok: false, skip: 'protocol' };
 
   const out: InboundMessage = { messageId: key.id, chatId, isGroup, sender, from: phone, type: 'other', timestamp };
-  if (msg.pushName) out.fromName = msg.pushName;
+  if (self) out.fromMe = true;
+  else if (msg.pushName) out.fromName = msg.pushName;
   const context = contextOf(content, contentType);
   if (context?.stanzaId) out.quoted = { messageId: context.stanzaId };
   if (context?.mentionedJid && context.mentionedJid.length > 0) out.mentions = context.mentionedJid;
@@ -173,12 +206,13 @@ export async function mapUpsert(msg: WAMessage, options: MapOptions): Promise<Ma
     out.text = text;
   } else if (MEDIA_TYPES[contentType]) {
     out.type = MEDIA_TYPES[contentType]!;
-    const m = (content as Record<string, { caption?: string | null; mimetype?: string | null; fileName?: string | null; fileLength?: Parameters<typeof toNumber>[0] } | undefined>)[contentType];
+    const m = (content as Record<string, { caption?: string | null; mimetype?: string | null; fileName?: string | null; ptt?: boolean | null; fileLength?: Parameters<typeof toNumber>[0] } | undefined>)[contentType];
     if (m?.caption) out.caption = m.caption;
     if (options.download) {
       const download = options.download;
       media = {
         mimetype: m?.mimetype ?? 'application/octet-stream',
+        kind: mediaKind(contentType, m),
         ...(m?.fileName ? { fileName: m.fileName } : {}),
         ...(m?.fileLength != null ? { declaredSize: toNumber(m.fileLength) } : {}),
         download: () => download(msg),

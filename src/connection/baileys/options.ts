@@ -15,13 +15,35 @@ export type BaileysSettings = Omit<GatewayConfig['baileys'], 'maxConcurrentLogin
  */
 export type SocketLike = Pick<
   WASocket,
-  'ev' | 'user' | 'sendMessage' | 'end' | 'logout' | 'requestPairingCode' | 'sendPresenceUpdate' | 'readMessages' | 'onWhatsApp' | 'groupFetchAllParticipating' | 'groupMetadata'
+  | 'ev'
+  | 'user'
+  | 'sendMessage'
+  | 'end'
+  | 'logout'
+  | 'requestPairingCode'
+  | 'sendPresenceUpdate'
+  | 'readMessages'
+  | 'onWhatsApp'
+  | 'groupFetchAllParticipating'
+  | 'groupMetadata'
+  | 'updateMediaMessage'
+  | 'fetchStatus'
+  | 'profilePictureUrl'
+  | 'updateProfileStatus'
+  | 'updateProfileName'
+  | 'updateProfilePicture'
+  | 'removeProfilePicture'
+  | 'fetchBlocklist'
+  | 'updateBlockStatus'
+  | 'chatModify'
+  | 'addChatLabel'
+  | 'removeChatLabel'
 > &
   // Groups, calls, presence subscriptions and the key store (account.ts, groups.ts): optional, so
   // a test double of the socket needs only what its test uses; the real socket has them all.
   Partial<Pick<WASocket, AccountSocketMember>> & {
     readonly signalRepository: {
-      readonly lidMapping: Pick<WASocket['signalRepository']['lidMapping'], 'getPNForLID'>;
+      readonly lidMapping: Pick<WASocket['signalRepository']['lidMapping'], 'getPNForLID' | 'getLIDForPN'>;
     };
     /** Baileys' WebSocket client (an EventEmitter): its pending queries wait on `TAG:<id>` events; raw stanzas arrive as `CB:<tag>`. */
     readonly ws?: Pick<WASocket['ws'], 'eventNames' | 'emit'> & Partial<Pick<WASocket['ws'], 'on' | 'off'>>;

@@ -1,7 +1,7 @@
 import type { AnyMessageContent, MiscMessageGenerationOptions, WAMessage } from '@whiskeysockets/baileys';
 import { GatewayError } from '../../domain/errors.js';
 import { isE164, phoneDigits } from '../../domain/phone.js';
-import type { MessageRef, Outgoing } from '../types.js';
+import type { MessageRef, Outgoing, OutgoingMedia } from '../types.js';
 import { vcard } from '../../domain/vcard.js';
 import type { Quotable } from './recent-sends.js';
 
@@ -34,7 +34,19 @@ export function toContent(message: Outgoing): AnyMessageContent {
     const messageSecret = message.secret !== undefined ? { messageSecret: Buffer.from(message.secret, 'base64') } : {};
     return { poll: { name: message.question, values: message.options, selectableCount: message.multiple ? 0 : 1, ...messageSecret } };
   }
+  if (message.kind === 'status') {
+    if (!message.media) return { text: message.text ?? '' };
+    return mediaContent(message.media);
+  }
   // A path, not a Buffer: Baileys streams the file while encrypting instead of loading it whole.
+  if (message.as === 'voice') return { audio: { url: message.path }, ptt: true, mimetype: message.mimetype };
+  if (message.as === 'sticker') return { sticker: { url: message.path }, mimetype: message.mimetype };
+  if (message.as === 'video-note') return { video: { url: message.path }, ptv: true, mimetype: message.mimetype };
+  return mediaContent(message);
+}
+
+/** A media file as Baileys' content: a path, not a Buffer (Baileys streams it while encrypting). */
+function mediaContent(message: Pick<OutgoingMedia, 'mediaType' | 'path' | 'mimetype' | 'fileName' | 'caption'>): AnyMessageContent {
   const media = { url: message.path };
   const { mimetype, caption, fileName } = message;
   switch (message.mediaType) {
@@ -77,6 +89,14 @@ export function sendOptions(message: Outgoing, known?: Quotable): MiscMessageGen
   // Baileys sets no limit on a media upload by default: a media host that stops answering would
   // hold the send (and its credit hold) forever. Past this the send fails before anything left.
   const base = { messageId: message.id, mediaUploadTimeoutMs: MEDIA_UPLOAD_TIMEOUT_MS };
+  if (message.kind === 'status') {
+    return {
+      ...base,
+      statusJidList: message.audience ?? [],
+      ...(message.backgroundColor !== undefined ? { backgroundColor: message.backgroundColor } : {}),
+      ...(message.font !== undefined ? { font: message.font } : {}),
+    };
+  }
   if (message.replyTo === undefined) return base;
   const key = { remoteJid: message.to, id: message.replyTo, fromMe: known?.fromMe ?? false, ...(known?.participant ? { participant: known.participant } : {}) };
   const quoted: WAMessage = { key, message: known?.message ?? { conversation: '' } };

@@ -96,6 +96,8 @@ export interface MessageRepository {
   pollVote(instanceId: string, messageId: string, voter: string, vote: StoredVote): Promise<boolean>;
   /** The chat was read on our side: its unread count goes to 0. */
   markRead(instanceId: string, chatId: string): Promise<void>;
+  /** The account deleted the chat: its messages (and their media) go; how many went. Durable. */
+  removeChat(instanceId: string, chatId: string): Promise<number>;
   get(instanceId: string, messageId: string): Promise<StoredMessage | null>;
   /** Where a message is (its chat), if it is kept. */
   chatOf(instanceId: string, messageId: string): Promise<string | null>;

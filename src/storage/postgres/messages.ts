@@ -228,6 +228,18 @@ export class PgMessages implements MessageRepository {
     await this.db.query('message store', "UPDATE messages SET status = 'read' WHERE instance_id = $1 AND chat_id = $2 AND NOT from_me AND status = 'delivered'", [instanceId, chatId], true);
   }
 
+  async removeChat(instanceId: string, chatId: string): Promise<number> {
+    await this.ready(instanceId);
+    const { rows } = await this.db.query<{ n: number }>(
+      'message store',
+      `WITH gone AS (DELETE FROM messages WHERE instance_id = $1 AND chat_id = $2 RETURNING message_id, has_media),
+      media_gone AS (DELETE FROM media d USING gone WHERE gone.has_media AND d.instance_id = $1 AND d.message_id = gone.message_id)
+      SELECT count(*)::integer AS n FROM gone`,
+      [instanceId, chatId],
+    );
+    return rows[0]?.n ?? 0;
+  }
+
   async get(instanceId: string, messageId: string): Promise<StoredMessage | null> {
     await this.ready(instanceId);
     const { rows } = await this.db.query<MessageRow>('message store', `SELECT ${COLUMNS} FROM messages WHERE instance_id = $1 AND message_id = $2`, [instanceId, messageId]);

@@ -141,6 +141,12 @@ export class InstanceMessages {
         this.liveBytes += length + 1;
         return null;
       }
+      case 'clear': {
+        const chat = this.chats.get(r.chat);
+        if (!chat) return null;
+        for (const id of [...chat.ids]) this.evict(id);
+        return null;
+      }
       case 'read': {
         const chat = this.chats.get(r.chat);
         if (!chat) return null;
@@ -201,6 +207,7 @@ export class InstanceMessages {
     }
     if ((record.k === 'e' || record.k === 'd' || record.k === 'r' || record.k === 'v') && !this.entries.has(record.id)) return null;
     if (record.k === 'm' && this.entries.has(record.messageId)) return null;
+    if (record.k === 'clear' && !this.chats.has(record.chat)) return null;
     const text = JSON.stringify(record);
     let offset: number;
     let done: Promise<void> | null = null;

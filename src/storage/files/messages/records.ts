@@ -15,7 +15,9 @@ export type JournalRecord =
   | { k: 'd'; id: string; at: number }
   | { k: 'r'; id: string; sender: string; emoji: string; at: number }
   | ({ k: 'v'; id: string; voter: string } & StoredVote)
-  | { k: 'read'; chat: string; at: number };
+  | { k: 'read'; chat: string; at: number }
+  /** The account deleted the chat: every message of it kept so far goes. */
+  | { k: 'clear'; chat: string; at: number };
 
 /** Parses one line; null for a line that is not a record of this format (skipped on replay). */
 export function parseRecord(text: string): JournalRecord | null {
@@ -27,7 +29,7 @@ export function parseRecord(text: string): JournalRecord | null {
   }
   if (typeof v !== 'object' || v === null) return null;
   const k = (v as { k?: unknown }).k;
-  return k === 'm' || k === 's' || k === 'e' || k === 'd' || k === 'r' || k === 'v' || k === 'read' ? (v as JournalRecord) : null;
+  return k === 'm' || k === 's' || k === 'e' || k === 'd' || k === 'r' || k === 'v' || k === 'read' || k === 'clear' ? (v as JournalRecord) : null;
 }
 
 /** Statuses in the order a message moves through them; `failed` ends a message that was not delivered. */

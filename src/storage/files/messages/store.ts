@@ -192,6 +192,14 @@ export class MessageStore implements MessageRepository {
     await this.writeTo(instanceId, { k: 'read', chat: chatId, at: this.options.clock.now() }, false);
   }
 
+  async removeChat(instanceId: string, chatId: string): Promise<number> {
+    const im = await this.instance(instanceId);
+    const count = im.chats.get(chatId)?.ids.length ?? 0;
+    if (count === 0) return 0;
+    await this.writeTo(instanceId, { k: 'clear', chat: chatId, at: this.options.clock.now() }, true);
+    return count;
+  }
+
   async get(instanceId: string, messageId: string): Promise<StoredMessage | null> {
     return (await this.instance(instanceId)).message(messageId);
   }

@@ -1,0 +1,150 @@
+import { isLidUser, isPnUser, jidNormalizedUser, type Contact, type WAMessageKey } from '@whiskeysockets/baileys';
+import type { LabelInfo, LabelUpdate } from '../contacts-types.js';
+import { BoundedMap } from './lru.js';
+
+/**
+ * The auth store's key tables, as the book uses them. The gateway's AuthStore keeps any table it is
+ * given (auth-state.ts stores tables by name, without knowing Baileys' types), so the account
+ * state the gateway derives from WhatsApp's app state (labels, contact names) is saved in the
+ * same snapshot as Baileys' app-state versions: after a crash the two can never disagree, and
+ * Baileys, which only sends what changed since the version it saved, never leaves a label behind.
+ */
+interface Tables {
+  get(type: string, ids: string[]): unknown;
+  set(data: Record<string, Record<string, unknown>>): unknown;
+}
+
+/** The table the book lives in (Baileys' own tables never start with `gateway-`). */
+const TABLE = 'gateway-account';
+
+interface StoredLabel {
+  name: string;
+  color: number;
+  deleted: boolean;
+  chats: string[];
+}
+
+/** The last message of a chat, as Baileys' chat modifications (archive, unread, delete) name it. */
+export interface LastMessage {
+  key: WAMessageKey;
+  messageTimestamp: number;
+}
+
+function isStoredLabels(value: unknown): value is Record<string, StoredLabel> {
+  return typeof value === 'object' && value !== null && Object.values(value).every((l) => typeof l === 'object' && l !== null && Array.isArray((l as StoredLabel).chats));
+}
+
+function isStringRecord(value: unknown): value is Record<string, string> {
+  return typeof value === 'object' && value !== null && Object.values(value).every((v) => typeof v === 'string');
+}
+
+/**
+ * What the account knows besides messages: its labels (business accounts) and the chats they are
+ * on, the names of its contacts (address book and push names) and which numbers are contacts (the
+ * default audience of a status post), and each chat's last message. Fed by Baileys' events,
+ * saved in the auth state (see Tables).
+ */
+export class AccountBook {
+  private labels = new Map<string, StoredLabel>();
+  /** Name by normalised JID (phone JID or LID). */
+  private names = new Map<string, string>();
+  /** Phone JIDs of the address book. */
+  private contacts = new Set<string>();
+  private readonly last = new BoundedMap<string, LastMessage>(5000);
+  private tables: Tables | null = null;
+
+  /** Reads what the auth state holds; called for each socket (the state outlives sockets). */
+  async bind(keys: object): Promise<void> {
+    const tables = keys as Tables;
+    this.tables = tables;
+    const stored = (await tables.get(TABLE, ['labels', 'names', 'contacts'])) as Record<string, unknown>;
+    this.labels = new Map(isStoredLabels(stored.labels) ? Object.entries(stored.labels) : []);
+    this.names = new Map(isStringRecord(stored.names) ? Object.entries(stored.names) : []);
+    this.contacts = new Set(isStringRecord(stored.contacts) ? Object.keys(stored.contacts) : []);
+  }
+
+  /** A label edit or (dis)association from Baileys; returns the update to report, or null when nothing changed. */
+  label(update: LabelUpdate): LabelUpdate | null {
+    if (update.kind === 'label') {
+      const prev = this.labels.get(update.labelId);
+      if (prev && prev.name === update.name && prev.color === update.color && prev.deleted === update.deleted) return null;
+      this.labels.set(update.labelId, { name: update.name, color: update.color, deleted: update.deleted, chats: prev?.chats ?? [] });
+    } else {
+      const label = this.labels.get(update.labelId) ?? { name: '', color: 0, deleted: false, chats: [] };
+      const has = label.chats.includes(update.chatId);
+      if (has === update.labeled) return null;
+      label.chats = update.labeled ? [...label.chats, update.chatId] : label.chats.filter((c) => c !== update.chatId);
+      this.labels.set(update.labelId, label);
+    }
+    this.save('labels', Object.fromEntries(this.labels));
+    return update;
+  }
+
+  /** Labels that are not deleted, by id. */
+  allLabels(): LabelInfo[] {
+    return [...this.labels.entries()]
+      .filter(([, l]) => !l.deleted && l.name !== '')
+      .map(([id, l]) => ({ id, name: l.name, color: l.color, chats: [...l.chats] }))
+      .sort((a, b) => Number(a.id) - Number(b.id) || a.id.localeCompare(b.id));
+  }
+
+  hasLabel(id: string): boolean {
+    const l = this.labels.get(id);
+    return l !== undefined && !l.deleted && l.name !== '';
+  }
+
+  /** Contacts from the address book (app state), history and push names. */
+  contactsChanged(list: Array<Partial<Contact>>): void {
+    let namesChanged = false;
+    let contactsChanged = false;
+    for (const c of list) {
+      if (!c.id) continue;
+      const id = jidNormalizedUser(c.id);
+      const name = c.name ?? c.notify ?? c.verifiedName ?? undefined;
+      const pn = isPnUser(id) ? id : c.phoneNumber && isPnUser(c.phoneNumber) ? jidNormalizedUser(c.phoneNumber) : null;
+      const lid = isLidUser(id) ? id : c.lid && isLidUser(c.lid) ? jidNormalizedUser(c.lid) : null;
+      for (const jid of [pn, lid]) {
+        // An address-book name (`name`) wins over a push name the contact chose (`notify`).
+        if (jid && name && this.names.get(jid) !== name && (c.name !== undefined || !this.names.has(jid))) {
+          this.names.set(jid, name);
+          namesChanged = true;
+        }
+      }
+      if (pn && c.name !== undefined && !this.contacts.has(pn)) {
+        this.contacts.add(pn);
+        contactsChanged = true;
+      }
+    }
+    if (namesChanged) this.save('names', Object.fromEntries(this.names));
+    if (contactsChanged) this.save('contacts', Object.fromEntries([...this.contacts].map((c) => [c, '1'])));
+  }
+
+  nameOf(jid: string | null | undefined): string | undefined {
+    return jid ? this.names.get(jidNormalizedUser(jid)) : undefined;
+  }
+
+  /** Phone JIDs of the address book. */
+  addressBook(): string[] {
+    return [...this.contacts];
+  }
+
+  /** Remembers a chat's latest message (under the chat's id and its other address, when known). */
+  message(key: WAMessageKey, seconds: number): void {
+    if (!key.remoteJid || !key.id || seconds <= 0) return;
+    const entry: LastMessage = { key: { remoteJid: key.remoteJid, id: key.id, fromMe: key.fromMe ?? false, ...(key.participant ? { participant: key.participant } : {}) }, messageTimestamp: seconds };
+    for (const jid of [key.remoteJid, key.remoteJidAlt]) {
+      if (!jid) continue;
+      const id = jidNormalizedUser(jid);
+      const prev = this.last.get(id);
+      if (!prev || prev.messageTimestamp <= seconds) this.last.set(id, entry);
+    }
+  }
+
+  lastMessage(chatId: string): LastMessage | undefined {
+    return this.last.get(jidNormalizedUser(chatId));
+  }
+
+  private save(id: string, value: unknown): void {
+    this.tables?.set({ [TABLE]: { [id]: value } });
+  }
+}
