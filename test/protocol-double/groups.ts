@@ -1,11 +1,13 @@
 import { getBinaryNodeChild, getBinaryNodeChildren, type BinaryNode } from '@whiskeysockets/baileys';
 import { Contact, newStanzaId } from './contact.js';
 import { Group, newInviteCode } from './group.js';
+import type { MediaHost } from './media.js';
 import type { Account, Device } from './phone.js';
 
 /** What the group operations need from the double's server. */
 export interface GroupsWire {
   readonly groups: Map<string, Group>;
+  readonly media: Pick<MediaHost, 'put'>;
   account(phone?: string): Account;
   contactByJid(jid: string): Contact | undefined;
   accountByJid(jid: string): Account | undefined;
@@ -161,10 +163,19 @@ export class GroupOps {
     }
   }
 
-  /** `w:profile:picture` with a group `target`: sets (a `<picture>`) or removes the group's picture. */
+  /**
+   * `w:profile:picture` with a group `target`: a get answers with the picture's URL (404
+   * item-not-found when the group has none, as WhatsApp does); a set (a `<picture>`) or removal
+   * changes it.
+   */
   picture(device: Device, node: BinaryNode, result: BinaryNode): BinaryNode {
     const group = this.wire.groups.get(node.attrs.target ?? '');
     if (!group || !group.hasAccount(device.account)) return iqError(result, 404, 'item-not-found');
+    if (node.attrs.type === 'get') {
+      if (!group.picture) return iqError(result, 404, 'item-not-found');
+      const stored = this.wire.media.put(group.picture, 'image');
+      return { ...result, content: [{ tag: 'picture', attrs: { id: '1', type: 'image', url: stored.url } }] };
+    }
     if (group.locked && !group.isAdmin(device.account)) return iqError(result, 403, 'not-authorized');
     const picture = getBinaryNodeChild(node, 'picture');
     const bytes = picture?.content instanceof Uint8Array ? Buffer.from(picture.content) : null;

@@ -895,7 +895,7 @@ export class ProtocolDouble implements ContactWire {
   private async answerAccountIq(device: Device, node: BinaryNode): Promise<BinaryNode | null> {
     const result: BinaryNode = { tag: 'iq', attrs: { from: node.attrs.to ?? S_WHATSAPP_NET, type: 'result', id: node.attrs.id ?? '' } };
     if (node.attrs.xmlns === 'w:g2') return this.groupOps.answer(device, node, result);
-    if (node.attrs.xmlns === 'w:profile:picture' && node.attrs.type === 'set' && node.attrs.target?.endsWith('@g.us')) return this.groupOps.picture(device, node, result);
+    if (node.attrs.xmlns === 'w:profile:picture' && node.attrs.target?.endsWith('@g.us')) return this.groupOps.picture(device, node, result);
     return null;
   }
 

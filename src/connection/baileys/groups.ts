@@ -1,4 +1,4 @@
-import { generateMessageIDV2, getBinaryNodeChild, getBinaryNodeChildren, jidNormalizedUser, type BinaryNode } from '@whiskeysockets/baileys';
+import { generateMessageIDV2, generateWAMessageFromContent, getBinaryNodeChild, getBinaryNodeChildren, jidNormalizedUser, type BinaryNode } from '@whiskeysockets/baileys';
 import { GatewayError } from '../../domain/errors.js';
 import { isE164 } from '../../domain/phone.js';
 import type { GroupAction } from '../../schemas/account-events.js';
@@ -93,9 +93,18 @@ function outcome(action: GroupAction, r: Resolved, node: BinaryNode | undefined)
   return { status: 'failed', error: `WhatsApp refused (error ${code})` };
 }
 
-/** What a person sees when a direct add was refused: a group invite they can accept. */
+/**
+ * What a person sees when a direct add was refused: a group invite they can accept. Built and
+ * relayed here rather than with sendMessage({ groupInvite }): that one asks WhatsApp for the group's
+ * picture first and fails outright (404 item-not-found) for a group without one, the common case.
+ * The invite goes without a thumbnail; WhatsApp shows the group's initials instead.
+ */
 async function sendInvite(sock: SocketLike, to: string, group: { jid: string; subject: string }, invite: { code: string; expiration: number }): Promise<void> {
-  await sock.sendMessage(to, { groupInvite: { jid: group.jid, subject: group.subject, inviteCode: invite.code, inviteExpiration: invite.expiration, text: `Join "${group.subject}" on WhatsApp` } });
+  const content = {
+    groupInviteMessage: { groupJid: group.jid, groupName: group.subject, inviteCode: invite.code, inviteExpiration: invite.expiration, caption: `Join "${group.subject}" on WhatsApp` },
+  };
+  const message = generateWAMessageFromContent(to, content, { userJid: sock.user?.id ?? '' });
+  await need(sock, 'relayMessage')(to, message.message!, { messageId: message.key.id! });
 }
 
 async function results(sock: SocketLike, action: GroupAction, resolved: Resolved[], nodes: BinaryNode[], group: { jid: string; subject: string }): Promise<ParticipantResult[]> {

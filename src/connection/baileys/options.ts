@@ -63,7 +63,8 @@ export type AccountSocketMember =
   | 'updateProfilePicture'
   | 'removeProfilePicture'
   | 'rejectCall'
-  | 'presenceSubscribe';
+  | 'presenceSubscribe'
+  | 'relayMessage';
 
 export type MakeSocket = (config: UserFacingSocketConfig) => SocketLike;
 
