@@ -166,17 +166,17 @@ async function copyOne(db: Db, source: FilesSource, id: string, done: ReadonlySe
       switch (kind) {
         case 'instance':
           await copyInstance(db, record);
-          copied.instance = 'record';
+          copied.instance = 'instance record';
           break;
         case 'credits': {
           const c = source.credits(id);
           await copyCredits(db, id, c);
-          copied.credits = `${c.balance} (spent ${c.spent})`;
+          copied.credits = `credits ${c.balance} (spent ${c.spent})`;
           break;
         }
         case 'auth': {
           const a = await copyAuth(db, source.auth, id, now);
-          copied.auth = a.creds === 0 ? 'none' : `creds + ${noun(a.tables, 'key table')}${a.paired ? ', paired' : ''}`;
+          copied.auth = a.creds === 0 ? 'no WhatsApp session' : `WhatsApp creds + ${noun(a.tables, 'key table')}${a.paired ? ' (paired)' : ''}`;
           break;
         }
         case 'messages':
@@ -185,7 +185,7 @@ async function copyOne(db: Db, source: FilesSource, id: string, done: ReadonlySe
         case 'media': {
           const files = await listSourceMedia(paths.mediaDir, id, config.media.keepDays * DAY_MS, now, messages!.droppedWithMedia);
           const m = await copyMedia(db, id, files);
-          copied.media = `${noun(m.files, 'file')} (${m.bytes} bytes)`;
+          copied.media = `${noun(m.files, 'media file')} (${m.bytes} bytes)`;
           break;
         }
         case 'flows': {
