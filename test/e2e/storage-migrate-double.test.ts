@@ -6,10 +6,11 @@
  * is stopped and migrated; then two nodes are set up on the database as the migration says
  * (`gateway init --database URL --force --cluster-secret S` on the migrated data dir, and on a new
  * one) and started. Both instances connect without a QR (no new registration at the double), their
- * Signal sessions go on (a message to a contact who wrote before is no new session), history,
- * media, credits, the flow and the handover read the same, the old X-API-Secret and API keys work,
- * and the pending delivery reaches the receiver once it is up, with its original webhook-id and
- * the instance's signature.
+ * Signal sessions came along (a contact's next message on her session is decrypted without a retry
+ * receipt; checked to fail when the session rows are dropped), history, media, credits, the flow
+ * and the handover read the same, the old X-API-Secret and API keys work, and every delivery
+ * pending in the files reaches the receiver once it is up, with its original webhook-id and the
+ * instance's signature.
  */
 import test from 'ava';
 import { randomBytes } from 'node:crypto';
