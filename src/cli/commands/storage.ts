@@ -62,6 +62,7 @@ function humanText(report: MigrationReport): string {
     `       ${next.otherNodes}`,
     '  3. `gateway start` on each node: instances log in from their stored sessions (no QR), pending webhooks are delivered.',
   );
+  if (report.database.includes(':****@')) lines.push('(The database password is shown as ****: put it back into the URL.)');
   return lines.join('\n');
 }
 
