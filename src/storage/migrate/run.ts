@@ -5,6 +5,7 @@ import { isInitialised, loadConfig } from '../../config/load.js';
 import { DAY_MS } from '../../domain/clock.js';
 import { GatewayError } from '../../domain/errors.js';
 import { hashSecret } from '../../domain/secrets.js';
+import type { InstanceRecord } from '../../schemas/instance.js';
 import { dataDirHolder, lockDataDir, unlockDataDir } from '../files/data-dir-lock.js';
 import type { Db } from '../postgres/db.js';
 import { copyAuth } from './copy-auth.js';
@@ -108,7 +109,7 @@ export async function migrateDataDir(options: MigrateOptions): Promise<Migration
     await copyOwners(db, source.owners);
     for (const [index, record] of source.instances.entries()) {
       const done = start.done.get(record.id) ?? new Set<Kind>();
-      const copied = await copyOne(db, source, record.id, done, now);
+      const copied = await copyOne(db, source, record, done, now);
       options.onProgress?.({ kind: 'instance', instanceId: record.id, index: index + 1, of: ids.length, copied, earlier: KINDS.filter((k) => done.has(k)) });
     }
 
@@ -154,8 +155,8 @@ export async function migrateDataDir(options: MigrateOptions): Promise<Migration
 }
 
 /** Copies the kinds of one instance not done yet, marking each once copied; says what it copied. */
-async function copyOne(db: Db, source: FilesSource, id: string, done: ReadonlySet<Kind>, now: number): Promise<Partial<Record<Kind, string>>> {
-  const record = source.instances.find((r) => r.id === id)!;
+async function copyOne(db: Db, source: FilesSource, record: InstanceRecord, done: ReadonlySet<Kind>, now: number): Promise<Partial<Record<Kind, string>>> {
+  const id = record.id;
   const { config, paths } = source;
   const copied: Partial<Record<Kind, string>> = {};
   let messages: SourceMessages | null = null;
