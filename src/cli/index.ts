@@ -9,6 +9,7 @@ import { registerInstance } from './commands/instance.js';
 import { registerPair } from './commands/pair.js';
 import { registerPlans } from './commands/plans.js';
 import { registerStart } from './commands/start.js';
+import { registerStorage } from './commands/storage.js';
 import { registerWebhook } from './commands/webhook.js';
 
 function version(): string {
@@ -70,6 +71,7 @@ registerPair(program);
 registerFlow(program);
 registerHandover(program);
 registerDoctor(program);
+registerStorage(program);
 
 /** A usage error is one line and where to read more, not the whole help (30 lines) burying it. */
 function hintAfterErrors(cmd: Command, path: string): void {
