@@ -97,6 +97,16 @@ async function fill(storage: Storage, id: string, i: number, options: FixtureOpt
     await storage.messages.reaction(id, ids[2]!, chats[2]!.jid, '👍');
     await storage.messages.setStatus(id, ids[3]!, 'read');
     await storage.messages.markRead(id, chats[0]!.jid);
+    // A poll with its secret and two votes (one changed, one withdrawn).
+    const poll = newMessageId();
+    await storage.messages.recordOutgoing(
+      id,
+      { messageId: poll, chatId: chats[0]!.jid, fromMe: true, sender: null, from: null, type: 'poll', status: 'sent', poll: { question: 'Lunch?', options: ['Pizza', 'Soup'], multiple: false }, pollSecret: randomBytes(32).toString('base64'), timestamp: now - 500, updatedAt: now - 500 },
+      true,
+    );
+    await storage.messages.pollVote(id, poll, chats[1]!.jid, { phone: chats[1]!.phone, selected: ['Pizza'], at: now - 400 });
+    await storage.messages.pollVote(id, poll, chats[1]!.jid, { phone: chats[1]!.phone, selected: ['Soup'], at: now - 300 });
+    await storage.messages.pollVote(id, poll, chats[2]!.jid, { selected: [], at: now - 200 });
   }
   const size = options.mediaBytes ?? 2048;
   for (let k = 0; k < (options.media ?? 2); k++) {

@@ -54,6 +54,8 @@ export async function assertSameThroughPorts(t: ExecutionContext, dataDir: strin
         t.deepEqual(await pgs.messages.chatMessages(id, chat.chatId, 100_000), page, `${id}: ${chat.chatId}`);
         for (const m of page!.messages) {
           seen.messages += 1;
+          // Each message whole, as the ports keep it (a poll's secret and votes included).
+          t.deepEqual(await pgs.messages.get(id, m.messageId), await files.messages.get(id, m.messageId), `${id}: message ${m.messageId}`);
           if (!m.media) continue;
           const bytes = await bytesOf(files, id, m.messageId);
           if (bytes) seen.media += 1;
