@@ -23,7 +23,7 @@ export async function askPairingCode(sock: PairingSocket, digits: string, phone:
   const taken = /^(.*?)(\d+)$/.exec(sock.generateMessageTag());
   if (!taken) return sock.requestPairingCode(digits);
   const id = `${taken[1]}${Number(taken[2]) + 1}`;
-  const answered = sock.waitForMessage(id, ANSWER_MS) as Promise<BinaryNode | undefined>;
+  const answered = sock.waitForMessage<BinaryNode>(id, ANSWER_MS);
   // Settled below; a request that throws first must not leave it unhandled.
   answered.catch(() => undefined);
   const code = await sock.requestPairingCode(digits);
