@@ -22,6 +22,7 @@ import { GroupOps } from './groups.js';
 import { CallOps } from './calls.js';
 import { PresenceOps } from './presence.js';
 import { AccountSide } from './account-side.js';
+import { LinkCodeOps } from './link-code.js';
 import { encryptMedia, MediaHost } from './media.js';
 import { encodeFrame, FrameReader, NoiseResponder } from './noise.js';
 import { buildPairSuccess, parseQr, verifyPairDeviceSign, type Account, type Device } from './phone.js';
@@ -94,6 +95,19 @@ export interface DoubleError {
 }
 
 export type SessionKind = 'registration' | 'login';
+
+/** How the phone links a device (scan, enterCode). */
+export interface LinkOptions {
+  /** The account's number (digits; default: the double's `phone`). */
+  phone?: string;
+  /** Whether to send the 515 restart after pairing (default true). */
+  restart?: boolean;
+  accountData?: AccountDataOption;
+  /** How long to wait for Baileys' answer to pair-success (default 5 s). */
+  answerMs?: number;
+  /** `smba`/`smbi`: the phone runs WhatsApp Business; default a personal Android phone. */
+  platform?: string;
+}
 
 /** An account's history, app state and groups (accountData), built when its first device logs in. */
 export interface AccountWorld {
@@ -192,6 +206,8 @@ export class ProtocolDouble implements ContactWire {
   readonly presenceOps: PresenceOps = new PresenceOps(this);
   /** Profiles, block lists, app-state patches both ways, the phone's own messages, status posts, media re-upload (account-side.ts). */
   readonly accountSide = new AccountSide(this);
+  /** Pairing by link code: companion hellos the phones were shown, codes typed, outcomes (link-code.ts). */
+  readonly linkCode: LinkCodeOps = new LinkCodeOps(this);
 
   refs: number;
   assumedPreKeys: number;
@@ -421,7 +437,7 @@ export class ProtocolDouble implements ContactWire {
    * reply and checks its device signature, then restarts the stream with 515 as WhatsApp does.
    * Resolves with the new device once Baileys' reply checked out.
    */
-  async scan(qr: string, options: { phone?: string; restart?: boolean; accountData?: AccountDataOption; answerMs?: number; platform?: string } = {}): Promise<Device> {
+  async scan(qr: string, options: LinkOptions = {}): Promise<Device> {
     const parsed = parseQr(qr);
     const session = this.sessions.find((s) => s.refs.includes(parsed.ref));
     if (!session) throw new Error(`scan: no session issued ref ${parsed.ref}`);
@@ -431,6 +447,33 @@ export class ProtocolDouble implements ContactWire {
     if (!pairing?.eIdent || !Buffer.from(pairing.eIdent).equals(parsed.identityKey)) {
       throw new Error('scan: the QR identity key is not the one the client registered');
     }
+    return this.linkSession(session, { noiseKey: parsed.noiseKey, identityKey: parsed.identityKey, advSecret: parsed.advSecret }, options);
+  }
+
+  /**
+   * The phone types a link code a companion showed ("Link with phone number instead"): see
+   * link-code.ts. Resolves with the new device once Baileys answered pair-success; rejects when
+   * the phone could not open the companion's key bundle (a wrong code), as WhatsApp's phone shows
+   * "Couldn't link device" while the companion hears nothing.
+   */
+  enterCode(code: string, options: LinkOptions = {}): Promise<Device> {
+    return this.linkCode.enter(code, options);
+  }
+
+  /** Numbers with a WhatsApp account (a phone) in the double: the default account's and every account made so far. */
+  registered(phone: string): Account | undefined {
+    const digits = phone.replace(/^\+/, '');
+    return digits === this.defaultPhone || this.accounts.has(digits) ? this.account(digits) : undefined;
+  }
+
+  /**
+   * What the phone does once it trusts a registering session's keys (a scanned QR, or a link
+   * code's key exchange): pair-success with the device identity signed by the account key and
+   * HMAC'd with the adv secret, Baileys' signed reply checked, then the 515 restart.
+   */
+  async linkSession(session: Session, keys: { noiseKey: Buffer; identityKey: Buffer; advSecret: Buffer }, options: LinkOptions = {}): Promise<Device> {
+    const pairing = session.payload?.devicePairingData;
+    if (!pairing?.eIdent || !Buffer.from(pairing.eIdent).equals(keys.identityKey)) throw new Error('link: the identity key is not the one the client registered');
     const account = this.account(options.phone);
     if (options.accountData !== undefined) account.data = resolveAccountData(options.accountData);
     await this.phoneOf(account);
@@ -441,8 +484,8 @@ export class ProtocolDouble implements ContactWire {
       key: `${account.phone}:${deviceId}`,
       account,
       deviceId,
-      noiseKey: parsed.noiseKey,
-      identityKey: parsed.identityKey,
+      noiseKey: keys.noiseKey,
+      identityKey: keys.identityKey,
       registrationId: pairing.eRegid ? Buffer.from(pairing.eRegid).readUIntBE(0, pairing.eRegid.length) : 0,
       signedPreKey: {
         id: pairing.eSkeyId ? Buffer.from(pairing.eSkeyId).readUIntBE(0, pairing.eSkeyId.length) : 0,
@@ -459,7 +502,7 @@ export class ProtocolDouble implements ContactWire {
       appState: new Map(),
     };
     // `smba`/`smbi`: the phone runs WhatsApp Business (Android/iOS); default a personal Android phone.
-    const { node, details } = buildPairSuccess(this.iqId(), device, parsed.advSecret, options.platform);
+    const { node, details } = buildPairSuccess(this.iqId(), device, keys.advSecret, options.platform);
     const reply = await this.request(session, node, options.answerMs);
     verifyPairDeviceSign(reply, details, device);
     this.devices.set(device.key, device);
@@ -905,6 +948,7 @@ export class ProtocolDouble implements ContactWire {
     const xmlns = node.attrs.xmlns;
     const child = Array.isArray(node.content) ? node.content[0] : undefined;
     const device = session.device;
+    if (xmlns === 'md' && child?.tag === 'link_code_companion_reg') return this.linkCode.answer(session, node, result);
     const answered = this.accountSide.answerIq(session, node, result);
     if (answered) return answered;
     if (xmlns === 'encrypt' && child?.tag === 'count') {

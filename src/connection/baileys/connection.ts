@@ -25,6 +25,7 @@ import { RecentQuotables, RecentSends } from './recent-sends.js';
 import { withSharedTransactionStorage } from './shared-async-storage.js';
 import { installCurveVerify } from './curve-verify.js';
 import { Waiters } from './waiters.js';
+import { askPairingCode } from './pairing-code.js';
 import { BaileysAccount } from './account.js';
 import * as groupActions from './groups.js';
 import type { CreatedGroup, GroupSettings, ParticipantResult } from '../account-types.js';
@@ -408,7 +409,8 @@ export class BaileysConnection implements Connection {
     const sock = await this.waitForPairingSocket();
     // Typing a code takes longer than glancing at a QR: give it the full QR allowance again.
     this.qrShown = 0;
-    return sock.requestPairingCode(digits);
+    // Baileys does not wait for WhatsApp's answer; askPairingCode does (pairing-code.ts).
+    return askPairingCode(sock, digits, phone);
   }
 
   // ---- socket lifecycle -------------------------------------------------------------------
