@@ -9,10 +9,10 @@
  * webhook-headers-filters-double.test.ts.
  */
 import test from 'ava';
-import { stat, readFile } from 'node:fs/promises';
+import { readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Webhook } from 'standardwebhooks';
-import { capturingLogger, startTestDaemon, waitFor, type TestDaemon } from '../helpers/daemon.js';
+import { capturingLogger, prepareDataDir, startTestDaemon, tempDir, waitFor, type TestDaemon } from '../helpers/daemon.js';
 import { startReceiver, type ReceivedRequest } from '../helpers/receiver.js';
 
 const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
@@ -143,18 +143,24 @@ test('a refused header name, a value with CR/LF and more than 10 headers are a 4
   t.regex(admin.body.error.message, /^webhookHeaders: header "Host"/);
 });
 
-test('GET shows header names only; the values are stored in the 0600 instance store; null removes them', async (t) => {
-  const d = await startTestDaemon();
-  t.teardown(() => d.close());
-  const inst = await d.connectedSandbox();
+test('GET shows header names only; the values are stored in the 0600 instance store and survive a restart; null removes them', async (t) => {
+  const dataDir = await tempDir();
+  const secret = await prepareDataDir(dataDir, { webhooks: { allowPrivateTargets: true } });
+  let d = await startTestDaemon({ dataDir });
+  t.teardown(async () => {
+    await d.close();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+  const created = await d.request('POST', '/api/instances/create', { secret, json: { sandbox: true } });
+  const inst: Inst = { id: created.body.instanceId, key: created.body.apiKey };
   const set = await put(d, inst, { url: 'http://127.0.0.1:9/hook', secret: SECRET, headers: { Authorization: TOKEN, 'X-Tenant': TENANT } });
   t.is(set.status, 200);
   t.deepEqual(set.body.webhook.headers, ['Authorization', 'X-Tenant']);
   const answers = [
     set,
     await d.request('GET', `/api/${inst.id}/webhook`, { key: inst.key }),
-    await d.request('GET', `/api/instances/${inst.id}`, { secret: d.secret }),
-    await d.request('GET', '/api/instances', { secret: d.secret }),
+    await d.request('GET', `/api/instances/${inst.id}`, { secret }),
+    await d.request('GET', '/api/instances', { secret }),
     await put(d, inst, { events: ['message.received'] }),
   ];
   for (const res of answers) {
@@ -168,6 +174,9 @@ test('GET shows header names only; the values are stored in the 0600 instance st
   const store = join(d.dataDir, 'instances.json');
   t.is((await stat(store)).mode & 0o777, 0o600);
   t.true((await readFile(store, 'utf8')).includes(TOKEN), 'kept with the webhook (attempts need it)');
+  await d.close();
+  d = await startTestDaemon({ dataDir });
+  t.like((await d.request('GET', `/api/${inst.id}/webhook`, { key: inst.key })).body.webhook, { headers: ['Authorization', 'X-Tenant'], events: ['message.received'] }, 'the stored record loads again');
 
   const cleared = await put(d, inst, { headers: null });
   t.deepEqual(cleared.body.webhook.headers, []);
