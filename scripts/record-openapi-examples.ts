@@ -56,7 +56,10 @@ const after = await waitFor(async () => {
 if (after !== 'connected') await d.request('POST', i('/sandbox/scan'), key);
 const rotatedOwn = await call('POST', i('/rotate-key'), '/api/{id}/rotate-key', key);
 key = { key: rotatedOwn.body.apiKey as string };
-await call('PUT', i('/webhook'), '/api/{id}/webhook', { ...key, json: { url: hook, secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', events: ['message.received', 'message.status'] } });
+await call('PUT', i('/webhook'), '/api/{id}/webhook', {
+  ...key,
+  json: { url: hook, secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', events: ['message.received', 'message.status'], headers: { Authorization: 'Bearer 9f86d081884c7d65' }, filters: { ignoreChats: ['+15550009999'] } },
+});
 await call('GET', i('/webhook'), '/api/{id}/webhook', key);
 await call('POST', i('/webhook/test'), '/api/{id}/webhook/test', key);
 

@@ -74,7 +74,7 @@ const EXAMPLE_VIEW = {
   credits: 0,
   quotaRemaining: 'unlimited',
   createdAt: '2026-01-01T12:00:00.000Z',
-  webhook: { url: 'https://example.com/hook', signed: true, events: 'all' },
+  webhook: { url: 'https://example.com/hook', signed: true, events: 'all', headers: [], filters: { ignoreGroups: false, onlyChats: null, ignoreChats: [] } },
   node: null,
 };
 
@@ -131,16 +131,18 @@ function instanceRoutes(core: InstancesParts, lifecycle: InstanceLifecycle): Rou
       response: { description: 'Created; `apiKey` is shown this once.', schema: InstanceWithKeyBody, example: { ...EXAMPLE_VIEW, apiKey: 'gw_live_...' } },
       errors: ['MISSING_FIELD', 'INVALID_FIELD'],
       async handle({ body }) {
-        if (body.webhookUrl === undefined && (body.webhookSecret !== undefined || body.webhookEvents !== undefined)) {
-          throw new GatewayError('MISSING_FIELD', 'webhookUrl is required when webhookSecret or webhookEvents is given');
+        if (body.webhookUrl === undefined && (body.webhookSecret !== undefined || body.webhookEvents !== undefined || body.webhookHeaders !== undefined || body.webhookFilters !== undefined)) {
+          throw new GatewayError('MISSING_FIELD', 'webhookUrl is required when webhookSecret, webhookEvents, webhookHeaders or webhookFilters is given');
         }
         const webhook =
           body.webhookUrl === undefined
             ? null
-            : await applyWebhookChange(null, { url: body.webhookUrl, secret: body.webhookSecret, events: body.webhookEvents }, core.config.webhooks.allowPrivateTargets, {
-                url: 'webhookUrl',
-                secret: 'webhookSecret',
-              });
+            : await applyWebhookChange(
+                null,
+                { url: body.webhookUrl, secret: body.webhookSecret, events: body.webhookEvents, headers: body.webhookHeaders, filters: body.webhookFilters },
+                core.config.webhooks.allowPrivateTargets,
+                { url: 'webhookUrl', secret: 'webhookSecret', headers: 'webhookHeaders' },
+              );
         const created = await lifecycle.create(
           {
             ...(body.name !== undefined ? { name: body.name } : {}),

@@ -347,7 +347,17 @@ export const RECORDED_EXAMPLES: Readonly<Record<string, unknown>> = {
       "events": [
         "message.received",
         "message.status"
-      ]
+      ],
+      "headers": [
+        "Authorization"
+      ],
+      "filters": {
+        "ignoreGroups": false,
+        "onlyChats": null,
+        "ignoreChats": [
+          "15550009999@s.whatsapp.net"
+        ]
+      }
     }
   },
   "GET /api/{id}/webhook/deliveries": {
@@ -619,7 +629,17 @@ export const RECORDED_EXAMPLES: Readonly<Record<string, unknown>> = {
       "events": [
         "message.received",
         "message.status"
-      ]
+      ],
+      "headers": [
+        "Authorization"
+      ],
+      "filters": {
+        "ignoreGroups": false,
+        "onlyChats": null,
+        "ignoreChats": [
+          "15550009999@s.whatsapp.net"
+        ]
+      }
     }
   }
 };

@@ -1,16 +1,39 @@
 import Type, { type Static } from 'typebox';
-import { IsoTime, Phone, Quota, closed } from './common.js';
+import { CHAT_ID_PATTERN, E164_PATTERN, IsoTime, Phone, Quota, closed } from './common.js';
 import { EVENT_TYPES, InstanceStatusSchema } from './events.js';
 import { MAX_CREDITS, MAX_PREMIUM_DAYS } from '../domain/limits.js';
 
 export const EventTypeSchema = Type.Enum([...EVENT_TYPES]);
 
-/** Where an instance's events go. The secret is kept in clear (it signs deliveries); the file is 0600. */
+/** Bounds of a webhook's custom headers and chat filters (src/webhooks/custom-headers.ts, chat-filters.ts check them). */
+export const WEBHOOK_LIMITS = { headers: 10, headerName: 100, headerValue: 4096, headerBytes: 8192, chats: 500 } as const;
+
+/** One custom header sent with every delivery; an array, not a map, so both engines keep their order. */
+export const StoredHeaderSchema = closed({
+  name: Type.String({ minLength: 1, maxLength: WEBHOOK_LIMITS.headerName }),
+  value: Type.String({ minLength: 1, maxLength: WEBHOOK_LIMITS.headerValue }),
+});
+
+/** Which chats' events reach the webhook: chat ids (phones normalised to their JIDs when set). */
+export const WebhookFiltersSchema = closed({
+  ignoreGroups: Type.Boolean({ description: 'Events about a group chat (`@g.us`) are not delivered.' }),
+  onlyChats: Type.Union([Type.Array(Type.String(), { maxItems: WEBHOOK_LIMITS.chats }), Type.Null()], { description: 'Only events about these chats are delivered (null: any chat).' }),
+  ignoreChats: Type.Array(Type.String(), { maxItems: WEBHOOK_LIMITS.chats, description: 'Events about these chats are not delivered.' }),
+});
+export type WebhookFilters = Static<typeof WebhookFiltersSchema>;
+
+/**
+ * Where an instance's events go. The secret and the custom header values are kept in clear (they
+ * sign and authorise deliveries); the file is 0600. `headers` and `filters` are absent on records
+ * written before they existed, and when unset.
+ */
 export const WebhookSettingsSchema = closed({
   url: Type.String({ minLength: 1, maxLength: 2048 }),
   secret: Type.Union([Type.String({ minLength: 1, maxLength: 512 }), Type.Null()]),
   /** null = every event type. */
   events: Type.Union([Type.Array(EventTypeSchema), Type.Null()]),
+  headers: Type.Optional(Type.Array(StoredHeaderSchema, { maxItems: WEBHOOK_LIMITS.headers })),
+  filters: Type.Optional(WebhookFiltersSchema),
 });
 export type WebhookSettings = Static<typeof WebhookSettingsSchema>;
 
@@ -44,11 +67,13 @@ export const InstancesDocSchema = closed({
 });
 export type InstancesDoc = Static<typeof InstancesDocSchema>;
 
-/** How the API shows a webhook: never the secret. */
+/** How the API shows a webhook: never the secret, never a header's value. */
 export const WebhookView = closed({
   url: Type.String(),
   signed: Type.Boolean(),
   events: Type.Union([Type.Array(EventTypeSchema), Type.Literal('all')]),
+  headers: Type.Array(Type.String(), { description: 'The names of the custom headers sent with every delivery (their values are never shown).' }),
+  filters: WebhookFiltersSchema,
 });
 
 /** An instance as the admin routes and the CLI show it. */
@@ -92,6 +117,27 @@ export const InstanceWithKeyBody = Type.Object(
 
 const WebhookSecretInput = Type.String({ minLength: 1, maxLength: 512, description: 'Signs deliveries. `whsec_<base64>` (at least 24 bytes) is the Standard Webhooks form.' });
 
+/** A chat a filter names: a chat id, or an E.164 phone (stored as its `@s.whatsapp.net` JID). */
+const FilterChat = Type.String({
+  pattern: `^(${E164_PATTERN.slice(1, -1)}|${CHAT_ID_PATTERN.slice(2, -2)})$`,
+  description: 'A chat id (`...@s.whatsapp.net`, `...@lid`, `...@g.us`) or an E.164 phone (stored as its `@s.whatsapp.net` JID).',
+  examples: ['+15551234567', '120363041234567890@g.us'],
+});
+
+const WebhookFiltersInput = closed(
+  {
+    ignoreGroups: Type.Optional(Type.Boolean({ description: 'Leave out events about group chats.' })),
+    onlyChats: Type.Optional(Type.Union([Type.Array(FilterChat, { maxItems: WEBHOOK_LIMITS.chats }), Type.Null()], { description: 'Deliver only events about these chats (null or absent: any chat).' })),
+    ignoreChats: Type.Optional(Type.Array(FilterChat, { maxItems: WEBHOOK_LIMITS.chats, description: 'Leave out events about these chats.' })),
+  },
+  { description: 'Which chats\' events are delivered; replaces the stored filters whole (absent keys are off). Events about no chat (`instance.status`, `qr.updated`, a label edit) are always delivered.' },
+);
+
+const WebhookHeadersInput = Type.Record(Type.String(), Type.String({ minLength: 1, maxLength: WEBHOOK_LIMITS.headerValue }), {
+  maxProperties: WEBHOOK_LIMITS.headers,
+  description: `Up to ${WEBHOOK_LIMITS.headers} headers sent with every delivery (e.g. \`Authorization\`); replaces the stored set whole. Names are HTTP tokens; hop-by-hop names, \`Host\`, \`Content-Length\`, \`Content-Type\`, \`Expect\` and \`webhook-*\` are refused. Values: printable ASCII, at most ${WEBHOOK_LIMITS.headerValue} characters, ${WEBHOOK_LIMITS.headerBytes} bytes for all headers together; never shown back or logged.`,
+});
+
 export const CreateInstanceInput = closed({
   name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
   owner: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'The customer; the first instance of an owner gets the trial.' })),
@@ -99,6 +145,8 @@ export const CreateInstanceInput = closed({
   webhookUrl: Type.Optional(Type.String({ minLength: 1, maxLength: 2048 })),
   webhookSecret: Type.Optional(WebhookSecretInput),
   webhookEvents: Type.Optional(Type.Array(EventTypeSchema, { minItems: 1, maxItems: EVENT_TYPES.length, uniqueItems: true })),
+  webhookHeaders: Type.Optional(WebhookHeadersInput),
+  webhookFilters: Type.Optional(WebhookFiltersInput),
   credits: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_CREDITS })),
   premiumDays: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_PREMIUM_DAYS, description: 'Premium days on top of any trial.' })),
 });
@@ -107,6 +155,8 @@ export const WebhookInput = closed({
   url: Type.Optional(Type.String({ minLength: 1, maxLength: 2048, description: 'Required when the instance has no webhook yet.' })),
   secret: Type.Optional(Type.Union([WebhookSecretInput, Type.Null()], { description: 'Absent: keep the current secret; null: remove it.' })),
   events: Type.Optional(Type.Union([Type.Array(EventTypeSchema, { minItems: 1, maxItems: EVENT_TYPES.length, uniqueItems: true }), Type.Null()], { description: 'Absent: keep; null: every event type.' })),
+  headers: Type.Optional(Type.Union([WebhookHeadersInput, Type.Null()], { description: 'Absent: keep; null or {}: none.' })),
+  filters: Type.Optional(Type.Union([WebhookFiltersInput, Type.Null()], { description: 'Absent: keep; null or {}: every chat.' })),
 });
 
 export const WebhookBody = closed({

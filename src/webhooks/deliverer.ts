@@ -9,6 +9,8 @@ import type { InstanceRecord } from '../schemas/instance.js';
 import type { EventConsumer, GatewayEvent } from '../events/types.js';
 import type { DeliveryPatch, DeliveryRecord, OutboxStore } from '../storage/ports/outbox.js';
 import { JITTER_FRACTION, retryDelay } from './backoff.js';
+import { admits } from './chat-filters.js';
+import { sendableHeaders } from './custom-headers.js';
 import { instanceShare, pickFair, type DueHeads } from './fair-share.js';
 import { guardedLookup } from './guarded-lookup.js';
 import { postWebhook, type PostResult } from './http-post.js';
@@ -80,11 +82,12 @@ export class WebhookDeliverer implements EventConsumer {
     });
   }
 
-  /** Stores the event for delivery if the instance has a webhook subscribed to its type. */
+  /** Stores the event for delivery if the instance has a webhook subscribed to its type and its chat. */
   async handle(event: GatewayEvent): Promise<void> {
     const webhook = this.options.instances.get(event.instanceId)?.webhook;
     if (!webhook) return;
     if (webhook.events !== null && !webhook.events.includes(event.type)) return;
+    if (!admits(webhook.filters, event)) return;
     await this.outbox.append(event);
     this.kick();
   }
@@ -113,12 +116,12 @@ export class WebhookDeliverer implements EventConsumer {
   }
 
   /**
-   * The instance's webhook URL changed: what is pending goes to the new one now, not after the
-   * backoff the old one earned (issue 21: a fixed receiver waited 73 s for it).
+   * The instance's webhook URL (or its custom headers) changed: what is pending goes to the new one
+   * now, not after the backoff the old one earned (issue 21: a fixed receiver waited 73 s for it).
    */
   retarget(instanceId: string): void {
     const moved = this.outbox.retarget(instanceId);
-    if (moved > 0) this.options.logger.info({ instanceId, deliveries: moved }, 'webhook URL changed: pending deliveries are due now');
+    if (moved > 0) this.options.logger.info({ instanceId, deliveries: moved }, 'webhook URL or headers changed: pending deliveries are due now');
     this.kick();
   }
 
@@ -311,7 +314,8 @@ export class WebhookDeliverer implements EventConsumer {
       return { ok: false, status: null, error, logError: error, bodyBytes: null, aborted: false };
     }
     const body = JSON.stringify({ type: event.type, timestamp: event.timestamp, instanceId: event.instanceId, data: event.data });
-    const headers = webhookHeaders({ id, timestampSeconds: Math.floor(now / 1000), body, secret: webhook.secret, userAgent: this.options.userAgent });
+    // The custom headers stored now, not when the event was queued: a rotated token applies at once.
+    const headers = webhookHeaders({ id, timestampSeconds: Math.floor(now / 1000), body, secret: webhook.secret, userAgent: this.options.userAgent, custom: sendableHeaders(webhook.headers) });
     const abort = new AbortController();
     d.abort = abort;
     const result = await postWebhook({

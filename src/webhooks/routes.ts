@@ -8,7 +8,7 @@ import { WebhookBody, WebhookInput } from '../schemas/instance.js';
 import { DeliveriesBody, DeliveriesQuery, RedeliverBody, WebhookTestBody } from '../schemas/webhook.js';
 import type { WebhookDeliverer } from './deliverer.js';
 import { summarise } from './delivery-record.js';
-import { applyWebhookChange, webhookView } from './settings.js';
+import { applyWebhookChange, headersChanged, webhookView } from './settings.js';
 
 /** The instance's webhook (where, signed how, which events) and its deliveries. */
 export function webhookRoutes(core: { config: Pick<GatewayConfig, 'webhooks'>; instances: Pick<InstanceRepository, 'modify'> }, deliverer: WebhookDeliverer): RouteDef[] {
@@ -18,19 +18,29 @@ export function webhookRoutes(core: { config: Pick<GatewayConfig, 'webhooks'>; i
       path: '/api/:id/webhook',
       auth: 'instance',
       operationId: 'setWebhook',
-      summary: 'Set where events go, the secret that signs them, and which events',
-      description: 'Fields left out keep their value: a new url alone keeps the secret and the events filter. `"secret": null` removes the secret; `"events": null` subscribes to every event type.',
+      summary: 'Set where events go, the secret that signs them, which events and chats, and headers to send',
+      description:
+        'Fields left out keep their value: a new url alone keeps the secret, the events, the headers and the filters. `"secret": null` removes the secret; `"events": null` subscribes to every event type. ' +
+        '`headers` (up to 10, e.g. `Authorization`) and `filters` replace the stored ones whole; `null` removes them. Header values are never shown back (GET shows the names) nor logged; each attempt sends the headers stored at that moment, and changing the URL or the headers makes pending retries due at once. ' +
+        'An event about a chat the filters leave out is never queued for the webhook; events about no chat (`instance.status`, `qr.updated`) always are. A 400 INVALID_FIELD names a refused header.',
       tags: ['webhooks'],
       body: WebhookInput,
-      example: { url: 'https://example.com/hook', secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', events: ['message.received', 'message.status'] },
-      response: { description: 'The webhook as stored (never the secret).', schema: WebhookBody },
+      example: {
+        url: 'https://example.com/hook',
+        secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+        events: ['message.received', 'message.status'],
+        headers: { Authorization: 'Bearer 9f86d081884c7d65' },
+        filters: { ignoreGroups: true, ignoreChats: ['+15557654321'] },
+      },
+      response: { description: 'The webhook as stored (never the secret, header names only).', schema: WebhookBody },
       errors: ['MISSING_FIELD', 'INVALID_FIELD'],
       async handle({ instance, body }) {
         const webhook = await applyWebhookChange(instance.webhook, body, core.config.webhooks.allowPrivateTargets);
         const record = await core.instances.modify(instance.id, (r) => {
           r.webhook = webhook;
         });
-        if (webhook.url !== instance.webhook?.url) deliverer.retarget(instance.id);
+        // A rotated Authorization is what a receiver refusing with 401 waited for, like a new URL.
+        if (webhook.url !== instance.webhook?.url || headersChanged(instance.webhook, webhook)) deliverer.retarget(instance.id);
         return { success: true, instanceId: instance.id, webhook: webhookView(record.webhook) };
       },
     }),
@@ -40,7 +50,7 @@ export function webhookRoutes(core: { config: Pick<GatewayConfig, 'webhooks'>; i
       path: '/api/:id/webhook',
       auth: 'instance',
       operationId: 'getWebhook',
-      summary: 'The webhook as stored: where events go, whether they are signed, which events (never the secret)',
+      summary: 'The webhook as stored: where events go, whether they are signed, which events and chats, the names of its headers (never the secret or a header value)',
       tags: ['webhooks'],
       response: { description: 'The webhook, or null when none is set.', schema: WebhookBody },
       handle({ instance }) {

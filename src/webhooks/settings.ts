@@ -1,13 +1,20 @@
 import { GatewayError, errorMessage } from '../domain/errors.js';
 import type { EventType } from '../domain/types.js';
 import type { WebhookSettings } from '../schemas/instance.js';
+import { filtersView, normaliseFilters, type FiltersInput } from './chat-filters.js';
+import { checkHeaders } from './custom-headers.js';
 import { checkWebhookUrl } from './target-policy.js';
 
-/** What a caller may change; absent fields keep their value, `secret: null` removes the secret. */
+/**
+ * What a caller may change; absent fields keep their value, `secret: null` removes the secret,
+ * `headers` and `filters` replace the stored ones whole (null: none).
+ */
 export interface WebhookChange {
   url?: string | undefined;
   secret?: string | null | undefined;
   events?: EventType[] | null | undefined;
+  headers?: Record<string, string> | null | undefined;
+  filters?: FiltersInput | null | undefined;
 }
 
 const WHSEC = 'whsec_';
@@ -32,7 +39,7 @@ export async function applyWebhookChange(
   current: WebhookSettings | null,
   change: WebhookChange,
   allowPrivateTargets: boolean,
-  fields: { url: string; secret: string } = { url: 'url', secret: 'secret' },
+  fields: { url: string; secret: string; headers?: string } = { url: 'url', secret: 'secret' },
 ): Promise<WebhookSettings> {
   const url = change.url ?? current?.url;
   if (url === undefined) throw new GatewayError('MISSING_FIELD', `${fields.url} is required: the instance has no webhook yet`);
@@ -46,10 +53,21 @@ export async function applyWebhookChange(
   if (typeof change.secret === 'string') checkSecret(change.secret, fields.secret);
   const secret = change.secret === undefined ? (current?.secret ?? null) : change.secret;
   const events = change.events === undefined ? (current?.events ?? null) : change.events === null ? null : [...new Set(change.events)];
-  return { url, secret, events };
+  const headers = change.headers === undefined ? current?.headers : change.headers === null ? [] : checkHeaders(change.headers, fields.headers ?? 'headers');
+  const filters = change.filters === undefined ? current?.filters : normaliseFilters(change.filters);
+  return { url, secret, events, ...(headers && headers.length > 0 ? { headers } : {}), ...(filters ? { filters } : {}) };
 }
 
-/** How the API shows a webhook: never the secret. */
+/** Whether an attempt would send other custom headers under `next` than under `current`. */
+export function headersChanged(current: WebhookSettings | null, next: WebhookSettings | null): boolean {
+  const a = current?.headers ?? [];
+  const b = next?.headers ?? [];
+  return a.length !== b.length || a.some((h, i) => h.name !== b[i]!.name || h.value !== b[i]!.value);
+}
+
+/** How the API shows a webhook: never the secret, and of the custom headers only their names. */
 export function webhookView(w: WebhookSettings | null) {
-  return w === null ? null : { url: w.url, signed: w.secret !== null, events: w.events ?? ('all' as const) };
+  return w === null
+    ? null
+    : { url: w.url, signed: w.secret !== null, events: w.events ?? ('all' as const), headers: (w.headers ?? []).map((h) => h.name), filters: filtersView(w.filters) };
 }

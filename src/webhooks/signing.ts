@@ -21,11 +21,16 @@ export function signPayload(secret: string, id: string, timestampSeconds: number
   return `v1,${mac}`;
 }
 
-/** The Standard Webhooks headers of one attempt; no signature header without a secret. */
-export function webhookHeaders(input: { id: string; timestampSeconds: number; body: string; secret: string | null; userAgent: string }): Record<string, string> {
+/**
+ * The headers of one attempt: the webhook's custom headers (which may replace the user-agent), then
+ * the Standard Webhooks ones, last so that nothing custom overrides them (Node keeps the last of
+ * names that differ in case only); no signature header without a secret.
+ */
+export function webhookHeaders(input: { id: string; timestampSeconds: number; body: string; secret: string | null; userAgent: string; custom?: Record<string, string> }): Record<string, string> {
   const headers: Record<string, string> = {
-    'content-type': 'application/json',
     'user-agent': input.userAgent,
+    ...input.custom,
+    'content-type': 'application/json',
     'webhook-id': input.id,
     'webhook-timestamp': String(input.timestampSeconds),
   };

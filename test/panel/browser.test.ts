@@ -270,7 +270,7 @@ test('admin: sign in, instances (sandbox and WhatsApp), live QR, pairing code, c
   await page.getByRole('button', { name: 'Save webhook' }).click();
   await page.getByTestId('webhook-current').filter({ hasText: `Sending message.received, conversation.handover to ${receiver.url}, signed.` }).waitFor();
   const stored = (await d.request('GET', `/api/instances/${id}`, { secret: d.secret })).body.webhook;
-  t.deepEqual(stored, { url: receiver.url, signed: true, events: ['message.received', 'conversation.handover'] });
+  t.deepEqual(stored, { url: receiver.url, signed: true, events: ['message.received', 'conversation.handover'], headers: [], filters: { ignoreGroups: false, onlyChats: null, ignoreChats: [] } });
 
   receiver.script(500);
   await page.getByRole('button', { name: 'Send test event' }).click();
