@@ -3,7 +3,8 @@
  * Protocol server for the instance, reached here with the SDK's own Client and
  * StreamableHTTPClientTransport against a real daemon on port 0 (sandbox instances):
  * - it lists the seven tools and every one of them works, answering what its REST route answers;
- * - a send through MCP costs exactly the credit a REST send costs (non-premium balance before and after);
+ * - a send through MCP costs exactly the credit a REST send costs (non-premium balance before and after),
+ *   and counts against the same per-minute send limit (RATE_LIMITED with its Retry-After);
  * - no credits: the same error code and message as REST (QUOTA_EXHAUSTED, the send service's);
  * - a bad argument: a tool error with the REST route's code and message; an unknown tool a protocol error;
  * - 401 (the DESIGN.md error body) without a key, with a Bearer of a wrong key, with another instance's key;
@@ -143,6 +144,24 @@ test('a send through MCP costs exactly what a send through REST costs', async (t
   t.is(await balance(d, inst.id), 3);
 });
 
+test('MCP and REST sends share the per-minute send limit: past it both are RATE_LIMITED, the tool saying when to retry', async (t) => {
+  const d = await startTestDaemon({ config: { rateLimit: { sendsPerMinute: 2 } } });
+  t.teardown(() => d.close());
+  const inst = await d.connectedSandbox({ credits: 10 });
+  const client = await connect(d, inst.id, inst.key);
+  t.teardown(() => client.close());
+  t.is((await d.request('POST', `/api/${inst.id}/send`, { key: inst.key, json: { phone: ALICE, message: 'one' } })).status, 200);
+  t.falsy((await call(client, 'send_text', { phone: ALICE, message: 'two' })).isError);
+  const viaRest = await d.request('POST', `/api/${inst.id}/send`, { key: inst.key, json: { phone: ALICE, message: 'three' } });
+  t.is(viaRest.status, 429);
+  t.is(viaRest.body.error.code, 'RATE_LIMITED');
+  const viaMcp = await call(client, 'send_text', { phone: ALICE, message: 'four' });
+  t.deepEqual(errorOf(viaMcp), viaRest.body);
+  t.regex((viaMcp.content[1] as { text: string }).text, /^Retry after \d+ s\.$/);
+  t.truthy(viaRest.headers.get('retry-after'));
+  t.is(await balance(d, inst.id), 8, 'the two refused sends cost nothing');
+});
+
 test('no credits: the tool error carries the same code and message as the REST answer, and nothing is sent', async (t) => {
   const d = await startTestDaemon();
   t.teardown(() => d.close());
@@ -206,6 +225,10 @@ test('401 without a key, with a Bearer of a wrong key and with another instance 
     t.is(res.body.success, false);
     t.is(res.body.error.code, 'UNAUTHORIZED');
   }
+  // Another instance's key: REST answers the same 401.
+  const restOther = await d.request('GET', `/api/${inst.id}/status`, { key: other.key });
+  t.is(restOther.status, 401);
+  t.is(restOther.body.error.code, 'UNAUTHORIZED');
   const ok = await post({ authorization: `bearer ${inst.key}` });
   t.is(ok.status, 200, JSON.stringify(ok.body));
   t.is(ok.body.result.serverInfo.name, 'wa-gateway');
