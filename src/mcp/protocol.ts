@@ -46,7 +46,7 @@ function toolList(tools: readonly GatewayTool[]): Tool[] {
       description: t.description,
       inputSchema: plain(t.input),
       outputSchema: plain(t.output),
-      annotations: { title: t.title, readOnlyHint: t.readOnly, ...(t.readOnly ? {} : { destructiveHint: false, idempotentHint: false }), openWorldHint: true },
+      annotations: { title: t.title, readOnlyHint: t.readOnly, ...(t.readOnly ? {} : { destructiveHint: false, idempotentHint: false }), openWorldHint: t.openWorld },
     }));
     listed.set(tools, list);
   }

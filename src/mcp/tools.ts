@@ -29,6 +29,8 @@ export interface GatewayTool {
   readonly output: TSchema;
   /** Reads only (MCP's readOnlyHint): clients may call it without asking the person. */
   readonly readOnly: boolean;
+  /** Reaches WhatsApp (MCP's openWorldHint), rather than reading the gateway's own history. */
+  readonly openWorld: boolean;
   /** Checks `args` against `input` (the same 400 codes and messages as the REST body check), then runs. */
   run(instanceId: string, args: unknown): Promise<Record<string, unknown>>;
 }
@@ -68,6 +70,7 @@ export function gatewayTools(parts: ToolParts): GatewayTool[] {
       input: SendTextInput,
       output: SendBody,
       readOnly: false,
+      openWorld: true,
       act: (id, args) => sendText(parts.sender, id, args),
     }),
     tool({
@@ -77,6 +80,7 @@ export function gatewayTools(parts: ToolParts): GatewayTool[] {
       input: MediaFromUrlInput,
       output: SendMediaBody,
       readOnly: false,
+      openWorld: true,
       act: (id, args) => withMediaJson(parts.config, args, (file, fields) => sendMediaFile(parts, id, file, fields, 'url is required')),
     }),
     tool({
@@ -86,6 +90,7 @@ export function gatewayTools(parts: ToolParts): GatewayTool[] {
       input: NoInput,
       output: ChatsBody,
       readOnly: true,
+      openWorld: false,
       act: (id) => parts.reads.chats(id),
     }),
     tool({
@@ -95,6 +100,7 @@ export function gatewayTools(parts: ToolParts): GatewayTool[] {
       input: ChatMessagesInput,
       output: ChatMessagesBody,
       readOnly: true,
+      openWorld: false,
       act: (id, { chatId, ...page }) => parts.reads.chatMessages(id, chatId, page),
     }),
     tool({
@@ -104,6 +110,7 @@ export function gatewayTools(parts: ToolParts): GatewayTool[] {
       input: CheckInput,
       output: CheckBody,
       readOnly: true,
+      openWorld: true,
       act: (id, { phones }) => checkNumbers(parts.sender, id, phones),
     }),
     tool({
@@ -113,6 +120,7 @@ export function gatewayTools(parts: ToolParts): GatewayTool[] {
       input: MessageInput,
       output: MessageBody,
       readOnly: true,
+      openWorld: false,
       act: (id, { messageId }) => parts.reads.message(id, messageId),
     }),
     tool({
@@ -122,6 +130,7 @@ export function gatewayTools(parts: ToolParts): GatewayTool[] {
       input: NoInput,
       output: GroupsBody,
       readOnly: true,
+      openWorld: true,
       act: (id) => listGroups(parts.sender, id),
     }),
   ];

@@ -78,7 +78,8 @@ test('tools/list names the seven tools with the REST schemas, and every tool ans
   t.deepEqual(tools.map((x) => x.name).sort(), ['check_numbers', 'get_chat_messages', 'get_message', 'list_chats', 'list_groups', 'send_media', 'send_text']);
   const doc = (await d.request('GET', '/openapi.json')).body as { paths: Record<string, Record<string, { requestBody?: { content: Record<string, { schema: unknown }> } }>> };
   t.deepEqual(tools.find((x) => x.name === 'send_text')?.inputSchema, doc.paths['/api/{id}/send']?.post?.requestBody?.content['application/json']?.schema as never, 'send_text takes the body of POST /send');
-  t.true(tools.find((x) => x.name === 'list_chats')?.annotations?.readOnlyHint);
+  t.like(tools.find((x) => x.name === 'list_chats')?.annotations, { readOnlyHint: true, openWorldHint: false });
+  t.like(tools.find((x) => x.name === 'check_numbers')?.annotations, { readOnlyHint: true, openWorldHint: true });
   t.false(tools.find((x) => x.name === 'send_text')?.annotations?.readOnlyHint);
 
   // send_text: the REST answer, and the sandbox saw the message.
