@@ -25,6 +25,7 @@ import type { SessionResolver } from '../http/auth.js';
 import type { RouteDef } from '../http/route.js';
 import { InstanceLifecycle } from '../instances/lifecycle.js';
 import { instancesFeature } from '../instances/routes.js';
+import { mcpFeature } from '../mcp/feature.js';
 import { messagesFeature } from '../messages/feature.js';
 import { MessageHub } from '../messages/hub.js';
 import { createGatewayMetrics } from '../metrics/prometheus.js';
@@ -203,6 +204,7 @@ export async function createDaemon(parts: DaemonParts): Promise<Daemon> {
     groupsFeature({ sender, maxPictureBytes: config.media.maxBytes }),
     callsFeature({ sender, logger }),
     presenceFeature({ sender }),
+    mcpFeature({ config, sender, clock, messages, media, openHandovers: (id) => flows.openHandovers(id), logger }),
     webhooks,
     flows,
     liveEvents,

@@ -68,6 +68,12 @@ function header(ctx: Context, name: string): string | undefined {
   return v === '' ? undefined : v;
 }
 
+/** The key of `Authorization: Bearer KEY` (scheme in any case, as RFC 9110 says). */
+function bearerKey(ctx: Context): string | undefined {
+  const m = /^bearer[ \t]+(\S+)[ \t]*$/i.exec(ctx.get('authorization'));
+  return m?.[1];
+}
+
 function unauthorized(ctx: Context, deps: AuthDeps, message: string): never {
   deps.limiter.fail(ctx.ip);
   throw new GatewayError('UNAUTHORIZED', message);
@@ -77,8 +83,9 @@ function unauthorized(ctx: Context, deps: AuthDeps, message: string): never {
  * Who may call a route of kind `auth`, for this request. A missing key, a wrong key and an unknown
  * or malformed id all get the same 401, so the answer never reveals whether an instance exists;
  * only trusted callers (the local CLI, an admin session) learn that an id is unknown (404).
+ * `bearer`: the instance key may also come as `Authorization: Bearer KEY` (X-API-Key wins).
  */
-export function authenticate(ctx: Context, auth: RouteAuth, deps: AuthDeps): Authenticated {
+export function authenticate(ctx: Context, auth: RouteAuth, deps: AuthDeps, bearer = false): Authenticated {
   if (auth === 'public') return { principal: { kind: 'anonymous' } };
   const control = deps.control?.has(ctx.req) ?? false;
   if (auth === 'control') {
@@ -109,7 +116,7 @@ export function authenticate(ctx: Context, auth: RouteAuth, deps: AuthDeps): Aut
     if (!record || session.instanceId !== record.id) return unauthorized(ctx, deps, 'this panel session is for another instance');
     return { principal: session, instance: record };
   }
-  const key = header(ctx, 'x-api-key');
+  const key = header(ctx, 'x-api-key') ?? (bearer ? bearerKey(ctx) : undefined);
   const socket = ctx.req.socket;
   const known = verifiedOn.get(socket);
   if (record && known !== undefined && known.keyHash === record.keyHash && sameKey(known.key, key)) {
@@ -126,5 +133,5 @@ export function authenticate(ctx: Context, auth: RouteAuth, deps: AuthDeps): Aut
   if (record?.retiringKeyHash !== undefined && !deps.keyRetired?.(record.id, record.retiringKeyHash) && verifySecret(key, record.retiringKeyHash)) {
     return { principal: { kind: 'instance-key', instanceId: record.id }, instance: record };
   }
-  return unauthorized(ctx, deps, 'missing or invalid X-API-Key for this instance');
+  return unauthorized(ctx, deps, bearer ? 'missing or invalid API key for this instance (X-API-Key or Authorization: Bearer)' : 'missing or invalid X-API-Key for this instance');
 }

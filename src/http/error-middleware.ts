@@ -11,10 +11,14 @@ import type { ControlRequests } from './control-requests.js';
 export function renderError(ctx: Context, err: GatewayError, control?: ControlRequests): void {
   ctx.status = err.status;
   if (err.retryAfter !== undefined) ctx.set('Retry-After', String(err.retryAfter));
-  const trusted = control?.has(ctx.req) ?? false;
+  ctx.body = errorBody(err, control?.has(ctx.req) ?? false);
+}
+
+/** The DESIGN.md error body of `err` for a client (`trusted`: the local CLI, which sees every message). */
+export function errorBody(err: GatewayError, trusted: boolean): { success: false; error: { code: string; message: string } & Readonly<Record<string, string>> } {
   const expose = err.expose || trusted;
   const message = !expose ? 'internal error' : trusted ? err.message : (err.publicMessage ?? (err.code === 'STORE_CORRUPT' ? 'stored data is corrupt and was left untouched; the daemon log names the file' : err.message));
-  ctx.body = { success: false, error: { code: expose ? err.code : 'INTERNAL', message, ...(expose ? err.detail : undefined) } };
+  return { success: false, error: { code: expose ? err.code : 'INTERNAL', message, ...(expose ? err.detail : undefined) } };
 }
 
 /** Maps errors thrown by body parsers (formidable, raw-body) to contract codes. */

@@ -70,6 +70,11 @@ export interface RouteSpec<B extends TSchema | undefined, Q extends TSchema | un
   multipartOrJson?: boolean;
   /** Query string schema; values are converted from strings before the check. */
   query?: Q;
+  /**
+   * An `instance` route that also takes the key as `Authorization: Bearer KEY`, the header MCP
+   * clients send (X-API-Key still works; the same key checks either way).
+   */
+  bearer?: boolean;
   /** Status of a successful answer (200). */
   status?: number;
   response: ResponseSpec;
@@ -97,6 +102,7 @@ export interface RouteDef {
   readonly multipart?: TSchema;
   readonly multipartOrJson?: boolean;
   readonly query?: TSchema;
+  readonly bearer?: boolean;
   readonly status?: number;
   readonly response: ResponseSpec;
   readonly errors?: readonly ErrorCode[];

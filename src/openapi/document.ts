@@ -114,7 +114,7 @@ function operation(def: RouteDef): Json {
     summary: def.summary,
     ...(def.description ? { description: def.description } : {}),
     tags: [...def.tags],
-    security: def.auth === 'instance' ? [{ ApiKey: [] }] : def.auth === 'admin' ? [{ ServerSecret: [] }] : [],
+    security: def.auth === 'instance' ? [{ ApiKey: [] }, ...(def.bearer ? [{ BearerKey: [] }] : [])] : def.auth === 'admin' ? [{ ServerSecret: [] }] : [],
   };
   if (params.length > 0) op.parameters = params;
   if (def.body) {
@@ -187,6 +187,7 @@ const TAGS: Array<[string, string]> = [
   ['chats', 'Conversation history, contacts and groups.'],
   ['groups', 'Making and running groups: create, settings, participants, invite links, join and leave.'],
   ['calls', 'Incoming calls.'],
+  ['agents', 'AI agents: the Model Context Protocol (MCP) server of an instance.'],
   ['webhooks', 'Where events go, and their deliveries.'],
   ['events', 'Events: webhook bodies and live events.'],
   ['flows', 'Chatbot flows and human handover.'],
@@ -230,6 +231,7 @@ export function openApiDocument(routes: readonly RouteDef[]): Json {
       securitySchemes: {
         ApiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'The instance API key, shown once at creation or rotation.' },
         ServerSecret: { type: 'apiKey', in: 'header', name: 'X-API-Secret', description: 'The server secret, shown once by `gateway init`; provisioning only.' },
+        BearerKey: { type: 'http', scheme: 'bearer', description: 'The instance API key as `Authorization: Bearer KEY`, as MCP clients send it; only where a route lists it (/api/{id}/mcp).' },
       },
     },
   };

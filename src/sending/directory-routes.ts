@@ -3,6 +3,7 @@ import { GatewayError } from '../domain/errors.js';
 import { defineRoute, type RouteDef } from '../http/route.js';
 import { CHAT_ID_PATTERN } from '../schemas/common.js';
 import { CheckBody, CheckInput, GroupBody, GroupsBody } from '../schemas/send.js';
+import { checkNumbers, listGroups } from './directory.js';
 
 /** Asking WhatsApp: which numbers exist, which groups the account is in. Free. */
 export function directoryRoutes(core: { sender: ConnectionActions }): RouteDef[] {
@@ -18,10 +19,7 @@ export function directoryRoutes(core: { sender: ConnectionActions }): RouteDef[]
       example: { phones: ['+15551234567', '+15557654321'] },
       response: { description: 'One result per number, in order.', schema: CheckBody },
       errors: ['MISSING_FIELD', 'INVALID_FIELD', 'INVALID_PHONE', 'CONNECTION_NOT_READY'],
-      async handle({ instance, body }) {
-        const results = await core.sender.act(instance.id, (c) => c.checkNumbers(body.phones), { paced: false });
-        return { success: true, instanceId: instance.id, results };
-      },
+      handle: ({ instance, body }) => checkNumbers(core.sender, instance.id, body.phones),
     }),
     defineRoute({
       method: 'GET',
@@ -32,10 +30,7 @@ export function directoryRoutes(core: { sender: ConnectionActions }): RouteDef[]
       tags: ['chats'],
       response: { description: 'Groups.', schema: GroupsBody },
       errors: ['CONNECTION_NOT_READY'],
-      async handle({ instance }) {
-        const groups = await core.sender.act(instance.id, (c) => c.groups(), { paced: false });
-        return { success: true, instanceId: instance.id, groups };
-      },
+      handle: ({ instance }) => listGroups(core.sender, instance.id),
     }),
     defineRoute({
       method: 'GET',

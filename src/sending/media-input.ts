@@ -87,7 +87,19 @@ export async function withMediaBody<F extends MediaJson, T>(
     });
   }
   await readJsonBody(ctx, base64BodyLimit(max));
-  const fields = parse(ctx.request.body ?? {});
+  return withMediaJson(config, parse(ctx.request.body ?? {}), use);
+}
+
+/**
+ * The JSON form of a media body, already checked: the file from `url` (fetched under the SSRF
+ * rules) or `base64` into a private temp dir, always removed; `use` gets null for neither.
+ */
+export async function withMediaJson<F extends MediaJson, T>(
+  config: MediaConfig,
+  fields: F,
+  use: (file: { path: string; claimedType: string | null; fileName: string | null } | null, fields: F) => Promise<T>,
+): Promise<T> {
+  const max = config.media.maxBytes;
   if (fields.url !== undefined && fields.base64 !== undefined) throw new GatewayError('INVALID_FIELD', 'give either url or base64, not both');
   if (fields.url === undefined && fields.base64 === undefined) return use(null, fields);
   const dir = await mkdtemp(join(tmpdir(), 'gateway-media-'));

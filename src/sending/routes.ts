@@ -7,12 +7,12 @@ export interface SendingParts {
   config: Pick<GatewayConfig, 'media' | 'webhooks'>;
   sender: Pick<SendService, 'send' | 'act'>;
 }
-import { GatewayError } from '../domain/errors.js';
 import { defineRoute, type RouteDef } from '../http/route.js';
 import { parseInput } from '../schemas/check.js';
 import { SendBody, SendContactInput, SendLocationInput, SendMediaBody, SendMediaFields, SendPollInput, SendTextInput } from '../schemas/send.js';
-import { mentionJids, recipient } from './address.js';
-import { prepareMedia, withMediaBody } from './media-input.js';
+import { recipient } from './address.js';
+import { withMediaBody } from './media-input.js';
+import { sendMediaFile, sendText } from './send-actions.js';
 
 const SEND_ERRORS = ['MISSING_FIELD', 'INVALID_FIELD', 'INVALID_PHONE', 'PREMIUM_REQUIRED', 'QUOTA_EXHAUSTED', 'CONNECTION_NOT_READY', 'STORAGE_UNAVAILABLE', 'SENT_NOT_RECORDED', 'RATE_LIMITED'] as const;
 
@@ -35,18 +35,7 @@ export function sendingRoutes(core: SendingParts): RouteDef[] {
         example: { success: true, instanceId: 'inst_k3J9xQ2mVb7n', messageId: '3EB0C767F26D4C4A5B8A', to: '15551234567@s.whatsapp.net', quotaRemaining: '41' },
       },
       errors: SEND_ERRORS,
-      async handle({ instance, body }) {
-        const to = recipient(body);
-        const mentions = mentionJids(body.mentions);
-        const result = await core.sender.send(instance.id, {
-          kind: 'text',
-          to,
-          text: body.message,
-          ...(body.replyTo !== undefined ? { replyTo: body.replyTo } : {}),
-          ...(mentions ? { mentions } : {}),
-        });
-        return { success: true, instanceId: instance.id, messageId: result.messageId, to, quotaRemaining: result.quotaRemaining };
-      },
+      handle: ({ instance, body }) => sendText(core.sender, instance.id, body),
     }),
 
     defineRoute({
@@ -69,28 +58,8 @@ export function sendingRoutes(core: SendingParts): RouteDef[] {
       },
       errors: [...SEND_ERRORS, 'MEDIA_FETCH_FAILED', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE'],
       async handle({ koa, instance }) {
-        return withMediaBody(koa, core.config, (raw) => parseInput(SendMediaFields, raw), async (file, fields) => {
-          const to = recipient(fields);
-          if (!file) throw new GatewayError('MISSING_FIELD', koa.is('multipart/form-data') ? 'file is required' : 'url or base64 is required (or send multipart/form-data with a file)');
-          const as = fields.as ?? 'auto';
-          const media = await prepareMedia(file, as, core.config);
-          const result = await core.sender.send(instance.id, {
-            kind: 'media',
-            to,
-            ...media,
-            ...(fields.caption !== undefined && fields.caption !== '' && media.as !== 'voice' && media.as !== 'sticker' ? { caption: fields.caption } : {}),
-            ...(fields.replyTo !== undefined ? { replyTo: fields.replyTo } : {}),
-          });
-          return {
-            success: true,
-            instanceId: instance.id,
-            messageId: result.messageId,
-            to,
-            quotaRemaining: result.quotaRemaining,
-            mediaType: media.as === 'sticker' ? 'sticker' : media.mediaType,
-            ...(as !== 'auto' ? { as } : {}),
-          };
-        });
+        const missing = koa.is('multipart/form-data') ? 'file is required' : 'url or base64 is required (or send multipart/form-data with a file)';
+        return withMediaBody(koa, core.config, (raw) => parseInput(SendMediaFields, raw), (file, fields) => sendMediaFile(core, instance.id, file, fields, missing));
       },
     }),
 

@@ -1,0 +1,48 @@
+/**
+ * Guards issue 24, "AI agents (MCP)" on several hosts: an MCP POST to a node that does not run the
+ * instance reaches the node that does (src/cluster/forwarding.ts passes every `/api/{id}/...`
+ * request on, Authorization header and body included) and comes back as the owner answered it:
+ * the SDK's Client connected to the non-owner lists the tools, sends a text that the owner's
+ * sandbox sends and that is debited exactly once, and a wrong Bearer key is still 401. Two built
+ * daemons (bin/gateway; build first) on one fresh PostgreSQL database.
+ */
+import test from 'ava';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { startGatewayCluster } from '../helpers/cluster.js';
+
+test('an MCP client on a node that does not run the instance is served by its owner, and a send is debited once', async (t) => {
+  t.timeout(120_000);
+  const cluster = await startGatewayCluster({ nodes: 2 });
+  t.teardown(() => cluster.close());
+  const created = await cluster.request(0, 'POST', '/api/instances/create', { secret: cluster.secret, json: { sandbox: true, credits: 5 } });
+  t.is(created.status, 201, JSON.stringify(created.body));
+  const { instanceId: id, apiKey: key } = created.body as { instanceId: string; apiKey: string };
+  t.is((await cluster.request(0, 'POST', `/api/${id}/sandbox/scan`, { key })).status, 200);
+  const owner = cluster.nodeIds.indexOf((await cluster.ownerOf(id))!);
+  t.not(owner, -1);
+  const other = 1 - owner;
+
+  const client = new Client({ name: 'cluster-mcp-test', version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${cluster.nodes[other]!.url}/api/${id}/mcp`), { requestInit: { headers: { authorization: `Bearer ${key}` } } }));
+  t.teardown(() => client.close());
+  t.is((await client.listTools()).tools.length, 7);
+  const sent = (await client.callTool({ name: 'send_text', arguments: { phone: '+15551234567', message: 'via the other node' } })) as CallToolResult;
+  t.falsy(sent.isError, JSON.stringify(sent));
+  t.like(sent.structuredContent, { success: true, instanceId: id, quotaRemaining: '4' });
+
+  // The owner's sandbox sent it, and the balance moved by one.
+  const log = await cluster.request(owner, 'GET', `/api/${id}/sandbox/sent`, { key });
+  t.deepEqual((log.body.messages as Array<{ messageId: string; message?: string }>).map((m) => [m.messageId, m.message]), [[sent.structuredContent?.messageId, 'via the other node']]);
+  t.is((await cluster.request(other, 'GET', `/api/instances/${id}`, { secret: cluster.secret })).body.credits, 4);
+  t.regex(cluster.output(owner), /"route":"\/api\/:id\/mcp"/, 'the owner answered the MCP requests');
+  t.notRegex(cluster.output(other), /"route":"\/api\/:id\/mcp"/, 'the other node only passed them on');
+
+  const wrong = await cluster.request(other, 'POST', `/api/${id}/mcp`, {
+    json: { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+    headers: { authorization: 'Bearer gw_live_wrong', accept: 'application/json, text/event-stream' },
+  });
+  t.is(wrong.status, 401);
+  t.is(wrong.body.error.code, 'UNAUTHORIZED');
+});
