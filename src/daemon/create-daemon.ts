@@ -124,17 +124,17 @@ export async function createDaemon(parts: DaemonParts): Promise<Daemon> {
     throw new Error('connection hooks used before the daemon was built');
   };
   const manager = new ConnectionManager({
-    sandboxFactory: (record, hooks) => new SandboxConnection(record.id, hooks, { auth: storage.auth, now: () => clock.now() }),
+    sandboxFactory: (record, hooks) => new SandboxConnection(record.id, hooks, { auth: storage.auth, now: () => clock.now(), alwaysOnline: () => settingsOf(instances.get(record.id)).alwaysOnline }),
     whatsappFactory: async () => {
       const options: BaileysOptions = {
         auth: storage.auth,
         logger,
         settings: config.baileys,
         clock,
-        // Read at every connect: a changed proxy or syncFullHistory applies from the next one.
+        // Read at every connect: a changed proxy, syncFullHistory or alwaysOnline applies from the next one.
         connectSettings: (id) => {
           const s = settingsOf(instances.get(id));
-          return { proxy: s.proxy, syncFullHistory: s.syncFullHistory };
+          return { proxy: s.proxy, syncFullHistory: s.syncFullHistory, alwaysOnline: s.alwaysOnline };
         },
       };
       if (parts.whatsapp) return parts.whatsapp(options);

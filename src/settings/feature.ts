@@ -7,8 +7,9 @@ export { DEFAULT_SETTINGS, settingsOf, type InstanceSettings } from './settings.
 /**
  * Instance settings (GET|PUT /api/{id}/settings, and /api/instances/{id}/settings with the server
  * secret). What they do happens elsewhere, each reading the stored settings when it acts: the
- * connection hooks (withSettings: ignoreGroups, ignoreStatus, autoRead, alwaysOnline), the calls
- * feature (calls.autoReject) and the Baileys connection at each connect (proxy, syncFullHistory).
+ * connection hooks (withSettings: ignoreGroups, ignoreStatus, autoRead), the calls feature
+ * (calls.autoReject), each connection at connect (alwaysOnline; Baileys also proxy and
+ * syncFullHistory), and these routes when alwaysOnline changes.
  */
 export function settingsFeature(parts: SettingsRouteParts): Feature {
   return { name: 'settings', routes: settingsRoutes(parts) };

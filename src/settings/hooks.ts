@@ -49,8 +49,9 @@ function dropEvent(s: InstanceSettings, e: AccountEvent): boolean {
 /**
  * The instance settings applied where connections report, before anything is stored or published,
  * so webhooks, live events, flows and history all agree: `ignoreGroups` and `ignoreStatus` drop
- * traffic here; `autoRead` marks what was stored read; `alwaysOnline` shows the account online at
- * every connect. The same for Baileys and the sandbox: both report through these hooks.
+ * traffic here; `autoRead` marks what was stored read. The same for Baileys and the sandbox: both
+ * report through these hooks. (`alwaysOnline` at connect is each connection's own, as Baileys says
+ * online or offline itself when its socket opens.)
  */
 export function withSettings(inner: (instanceId: string) => ConnectionHooks, parts: SettingsHookParts): (instanceId: string) => ConnectionHooks {
   const { settings, actions, logger } = parts;
@@ -61,13 +62,6 @@ export function withSettings(inner: (instanceId: string) => ConnectionHooks, par
     };
     return {
       ...hooks,
-      onStatus(change) {
-        hooks.onStatus(change);
-        if (change.to === 'connected' && change.from !== 'connected' && settings(id).alwaysOnline) {
-          // After the report: the connection finishes its own status change first.
-          setImmediate(() => later('show the account online (alwaysOnline)', (c) => c.presence('', 'available')));
-        }
-      },
       async onMessage(message, media, extra) {
         const s = settings(id);
         if (dropMessage(s, message)) return;

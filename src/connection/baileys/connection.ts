@@ -450,7 +450,7 @@ export class BaileysConnection implements Connection {
         this.holdLoginPlace(release);
       }
       // The instance's settings as they are now: a changed proxy applies from this connect on.
-      const settings: ConnectSettings = this.options.connectSettings?.(this.instanceId) ?? { proxy: null, syncFullHistory: false };
+      const settings: ConnectSettings = this.options.connectSettings?.(this.instanceId) ?? { proxy: null, syncFullHistory: false, alwaysOnline: false };
       const route = settings.proxy === null ? null : await proxyRoute(settings.proxy);
       if (gen !== this.generation || !this.wanted) {
         this.releaseLoginPlace();
@@ -476,7 +476,8 @@ export class BaileysConnection implements Connection {
     const config: UserFacingSocketConfig = {
       auth: store.state,
       logger: this.baileysLog,
-      markOnlineOnConnect: false,
+      // At open Baileys says `available` with it, else `unavailable` (the instance's alwaysOnline).
+      markOnlineOnConnect: instance.alwaysOnline,
       // Baileys' default is true; the instance setting (default false) decides.
       syncFullHistory: instance.syncFullHistory,
       getMessage: async (key) => this.recent.lookup(key),

@@ -85,8 +85,8 @@ export interface BaileysOptions {
   /** Shared by every connection of a daemon: logins in flight at once (the factory makes one). */
   loginGate?: LoginGate;
   /**
-   * The instance's settings that shape its socket, read at every connect: `proxy` (null: direct)
-   * and `syncFullHistory`. Absent: direct, no full history.
+   * The instance's settings that shape its socket, read at every connect: `proxy` (null: direct),
+   * `syncFullHistory` and `alwaysOnline`. Absent: direct, no full history, offline at connect.
    */
   connectSettings?: (instanceId: string) => ConnectSettings;
 }
@@ -95,4 +95,6 @@ export interface BaileysOptions {
 export interface ConnectSettings {
   proxy: string | null;
   syncFullHistory: boolean;
+  /** Show the account online at connect (Baileys' markOnlineOnConnect) instead of offline. */
+  alwaysOnline: boolean;
 }
