@@ -5,12 +5,14 @@
  * and bad values (400 naming the field); `proxy` is http://, https:// or socks5:// with a host,
  * never shown back with its user and password (`socks5://***@host:1080`), kept in the 0600
  * instances file; an instance key setting it is 403 PROXY_NOT_ALLOWED unless
- * `instances.tenantsMayProxy`, and putting back what GET showed is no change.
+ * `instances.tenantsMayProxy`, and putting back what GET showed is no change. Every answer, errors
+ * included, matches /openapi.json.
  */
 import test from 'ava';
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { startTestDaemon } from '../helpers/daemon.js';
+import { documentChecker } from '../helpers/document-check.js';
 
 const DEFAULTS = { calls: { autoReject: false }, alwaysOnline: false, autoRead: false, ignoreGroups: false, ignoreStatus: false, syncFullHistory: false, proxy: null };
 
@@ -118,4 +120,26 @@ test('an instance key may not set the proxy (403 PROXY_NOT_ALLOWED, nothing stor
   const allowed = await open.request('PUT', `/api/${other.id}/settings`, { key: other.key, json: { proxy: 'http://u:p@proxy.example.com:3128' } });
   t.is(allowed.status, 200, JSON.stringify(allowed.body));
   t.is(allowed.body.proxy, 'http://***@proxy.example.com:3128');
+});
+
+test('answers of the settings routes, errors included, match /openapi.json', async (t) => {
+  const d = await startTestDaemon();
+  t.teardown(() => d.close());
+  const check = await documentChecker(d);
+  const inst = await d.createInstance({ sandbox: true });
+  const calls: Array<[string, string, string, { key?: string; secret?: string; json?: unknown }, number]> = [
+    ['GET', `/api/${inst.id}/settings`, '/api/{id}/settings', { key: inst.key }, 200],
+    ['PUT', `/api/${inst.id}/settings`, '/api/{id}/settings', { key: inst.key, json: { calls: { autoReject: true, rejectMessage: 'Write, please.' }, autoRead: true } }, 200],
+    ['PUT', `/api/${inst.id}/settings`, '/api/{id}/settings', { key: inst.key, json: { proxy: 'http://proxy.example.com:3128' } }, 403],
+    ['PUT', `/api/${inst.id}/settings`, '/api/{id}/settings', { key: inst.key, json: { nope: true } }, 400],
+    ['PUT', `/api/instances/${inst.id}/settings`, '/api/instances/{id}/settings', { secret: d.secret, json: { proxy: 'socks5://u:p@proxy.example.com:1080' } }, 200],
+    ['GET', `/api/instances/${inst.id}/settings`, '/api/instances/{id}/settings', { secret: d.secret }, 200],
+    ['GET', '/api/instances/inst_nothere0000/settings', '/api/instances/{id}/settings', { secret: d.secret }, 404],
+    ['PUT', `/api/instances/${inst.id}/settings`, '/api/instances/{id}/settings', { secret: d.secret, json: { proxy: 'gopher://x' } }, 400],
+  ];
+  for (const [method, path, template, options, status] of calls) {
+    const res = await d.request(method, path, options);
+    t.is(res.status, status, `${method} ${path}: ${JSON.stringify(res.body)}`);
+    t.is(check(res, template, method), null);
+  }
 });
