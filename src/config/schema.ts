@@ -102,6 +102,12 @@ export const ConfigSchema = Type.Object(
       },
       'The WhatsApp connection.',
     ),
+    instances: section(
+      {
+        tenantsMayProxy: bool(false, "Whether an instance key may set its instance's `proxy` setting (PUT /api/{id}/settings); the server secret always may."),
+      },
+      'Instances and their settings.',
+    ),
     flows: section({ handoverTimeoutMinutes: int(1, 60, 'Minutes a handover mutes the bot unless released earlier.') }, 'Chatbot flows.'),
     metrics: section({ mode: Type.Enum(['off', 'local', 'public'], { default: 'local', description: 'Who may read /metrics.' }) }, 'Prometheus metrics.'),
     events: section({ maxClientsPerInstance: int(1, 10, 'Live event (SSE) clients per instance.', 1000) }, 'Live events.'),

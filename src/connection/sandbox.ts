@@ -67,6 +67,8 @@ export interface SandboxOptions {
   /** Messages kept for `GET /sandbox/sent`. */
   sentLimit?: number;
   now?: () => number;
+  /** The instance's `alwaysOnline` setting, read at every connect (as Baileys' markOnlineOnConnect is). */
+  alwaysOnline?: () => boolean;
 }
 
 /**
@@ -139,7 +141,7 @@ export class SandboxConnection implements Connection {
     // A scan (or a stop) may have come while the file was read: a QR now would undo its `connected`.
     if (!this.running || this.state === 'connected') return;
     if (paired) {
-      this.setStatus('connected', 'restored session');
+      this.connected('restored session');
     } else {
       this.showQr();
     }
@@ -187,7 +189,13 @@ export class SandboxConnection implements Connection {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     this.running = true;
-    this.setStatus('connected', 'scanned');
+    this.connected('scanned');
+  }
+
+  /** Connected: like Baileys, shows the account online at once when `alwaysOnline` says so. */
+  private connected(reason: string): void {
+    this.setStatus('connected', reason);
+    if (this.state === 'connected' && this.options.alwaysOnline?.()) this.act({ action: 'presence', chatId: '', state: 'available' });
   }
 
   /** Simulates a dropped connection; credentials stay, `scan` reconnects. */

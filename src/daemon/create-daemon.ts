@@ -18,6 +18,7 @@ import { flowsFeature, type FlowsFeature } from '../flows/feature.js';
 import { groupsFeature } from '../groups/feature.js';
 import { callsFeature } from '../calls/feature.js';
 import { presenceFeature } from '../presence/feature.js';
+import { settingsFeature, settingsOf, withSettings } from '../settings/feature.js';
 import { createApp } from '../http/app.js';
 import { AuthFailureLimiter } from '../http/auth-limiter.js';
 import type { ControlRequests } from '../http/control-requests.js';
@@ -124,9 +125,19 @@ export async function createDaemon(parts: DaemonParts): Promise<Daemon> {
     throw new Error('connection hooks used before the daemon was built');
   };
   const manager = new ConnectionManager({
-    sandboxFactory: (record, hooks) => new SandboxConnection(record.id, hooks, { auth: storage.auth, now: () => clock.now() }),
+    sandboxFactory: (record, hooks) => new SandboxConnection(record.id, hooks, { auth: storage.auth, now: () => clock.now(), alwaysOnline: () => settingsOf(instances.get(record.id)).alwaysOnline }),
     whatsappFactory: async () => {
-      const options: BaileysOptions = { auth: storage.auth, logger, settings: config.baileys, clock };
+      const options: BaileysOptions = {
+        auth: storage.auth,
+        logger,
+        settings: config.baileys,
+        clock,
+        // Read at every connect: a changed proxy, syncFullHistory or alwaysOnline applies from the next one.
+        connectSettings: (id) => {
+          const s = settingsOf(instances.get(id));
+          return { proxy: s.proxy, syncFullHistory: s.syncFullHistory, alwaysOnline: s.alwaysOnline };
+        },
+      };
       if (parts.whatsapp) return parts.whatsapp(options);
       const { createBaileysConnectionFactory } = await import('../connection/baileys/connection.js');
       return createBaileysConnectionFactory(options);
@@ -175,8 +186,10 @@ export async function createDaemon(parts: DaemonParts): Promise<Daemon> {
     offline: mode === 'offline',
     ...(cluster ? { elsewhere: (id: string) => cluster.leases.lease(id) } : {}),
   });
-  hooksFor = connectionHooks({ status, manager, bus, hub, clock, logger, ...(cluster ? { reportStatus: (id: string, s: ConnectionStatus, r: string | null) => cluster.leases.reportStatus(id, s, r) } : {}) });
+  const plainHooks = connectionHooks({ status, manager, bus, hub, clock, logger, ...(cluster ? { reportStatus: (id: string, s: ConnectionStatus, r: string | null) => cluster.leases.reportStatus(id, s, r) } : {}) });
   const sender = new SendService({ instances, credits, manager, clock, logger, metrics, typing: config.sending.typing, planChanged: (id) => status.planChanged(id), hub });
+  // The instance settings act where connections report, before anything is stored or published.
+  hooksFor = withSettings(plainHooks, { settings: (id) => settingsOf(instances.get(id)), actions: sender, logger });
   const core: Core = { mode, dataDir, guard: parts.guard, paths: storePaths(dataDir), config, serverSecret, clock, timers, logger, storage, instances, credits, bus, manager, status, sender, metrics, messages, media, hub };
 
   // ---- features -----------------------------------------------------------------------------
@@ -202,9 +215,10 @@ export async function createDaemon(parts: DaemonParts): Promise<Daemon> {
     messagesFeature({ mode, clock, messages, media, sender, openHandovers: (id) => flows.openHandovers(id) }),
     sandboxFeature({ config, manager, status }),
     groupsFeature({ sender, maxPictureBytes: config.media.maxBytes }),
-    callsFeature({ sender, logger }),
+    callsFeature({ sender, logger, autoReject: (id) => settingsOf(instances.get(id)).calls }),
     presenceFeature({ sender }),
     mcpFeature({ config, sender, clock, messages, media, openHandovers: (id) => flows.openHandovers(id), logger }),
+    settingsFeature({ instances, tenantsMayProxy: config.instances.tenantsMayProxy, sender, logger }),
     webhooks,
     flows,
     liveEvents,

@@ -22,6 +22,8 @@ export const ERROR_TABLE = {
   QUOTA_EXHAUSTED: { status: 403, exit: 1, expose: true },
   /** WhatsApp allows this only to a group admin (participants, invite link, settings of a locked group). */
   NOT_GROUP_ADMIN: { status: 403, exit: 1, expose: true },
+  /** An instance key set the `proxy` setting, which only the server secret may unless `instances.tenantsMayProxy`. */
+  PROXY_NOT_ALLOWED: { status: 403, exit: 1, expose: true },
   NOT_FOUND: { status: 404, exit: 4, expose: true },
   QR_NOT_AVAILABLE: { status: 409, exit: 1, expose: true },
   ALREADY_CONNECTED: { status: 409, exit: 1, expose: true },

@@ -3,31 +3,31 @@
 export const RECORDED_EXAMPLES: Readonly<Record<string, unknown>> = {
   "DELETE /api/instances/{id}": {
     "success": true,
-    "instanceId": "inst_921F-aUHEDf_",
+    "instanceId": "inst_B1kyZQK79AI6",
     "deleted": true,
     "logout": "not-paired"
   },
   "DELETE /api/{id}/flow": {
     "success": true,
-    "instanceId": "inst_oTnwtknOYI1F",
+    "instanceId": "inst_nsxTytuBIfhs",
     "deleted": true
   },
   "DELETE /api/{id}/messages/{messageId}": {
     "success": true,
-    "instanceId": "inst_oTnwtknOYI1F",
+    "instanceId": "inst_nsxTytuBIfhs",
     "chatId": "15551234567@s.whatsapp.net",
-    "messageId": "3EB056CBCB7D38A6C3904F"
+    "messageId": "3EB00D9B1ECE4D06E95FBB"
   },
   "DELETE /api/{id}/webhook": {
     "success": true,
-    "instanceId": "inst_oTnwtknOYI1F",
+    "instanceId": "inst_nsxTytuBIfhs",
     "webhook": null
   },
   "GET /api/instances": {
     "success": true,
     "instances": [
       {
-        "instanceId": "inst_oTnwtknOYI1F",
+        "instanceId": "inst_nsxTytuBIfhs",
         "name": "shop",
         "owner": "acme",
         "sandbox": true,
@@ -37,7 +37,7 @@ export const RECORDED_EXAMPLES: Readonly<Record<string, unknown>> = {
         "premiumUntil": null,
         "credits": 100,
         "quotaRemaining": "100",
-        "createdAt": "2026-11-25T22:41:30.244Z",
+        "createdAt": "2026-11-25T23:27:00.469Z",
         "webhook": null,
         "node": null
       }
@@ -46,36 +46,37 @@ export const RECORDED_EXAMPLES: Readonly<Record<string, unknown>> = {
   },
   "GET /api/instances/{id}": {
     "success": true,
-    "instanceId": "inst_oTnwtknOYI1F",
+    "instanceId": "inst_nsxTytuBIfhs",
     "name": "shop",
     "owner": "acme",
     "sandbox": true,
     "status": "qr_code_generated",
     "reason": "waiting for scan",
     "premium": true,
-    "premiumUntil": "2026-12-25T22:41:30.350Z",
+    "premiumUntil": "2026-12-25T23:27:00.579Z",
     "credits": 150,
     "quotaRemaining": "unlimited",
-    "createdAt": "2026-11-25T22:41:30.244Z",
+    "createdAt": "2026-11-25T23:27:00.469Z",
     "webhook": null,
     "node": null
   },
   "GET /api/{id}/chats": {
     "success": true,
-    "instanceId": "inst_oTnwtknOYI1F",
+    "instanceId": "inst_nsxTytuBIfhs",
     "chats": [
       {
         "chatId": "120363041234567890@g.us",
         "isGroup": true,
-        "lastMessageAt": "2026-11-25T22:41:31.167Z",
+        "lastMessageAt": "2026-11-25T23:27:02.140Z",
         "unread": 1,
         "handover": false
       },
       {
         "chatId": "15551234567@s.whatsapp.net",
+        "phone": "+15551234567",
         "name": "Ann",
         "isGroup": false,
-        "lastMessageAt": "2026-11-25T22:41:31.147Z",
+        "lastMessageAt": "2026-11-25T23:27:02.082Z",
         "unread": 0,
         "handover": false
       }
@@ -83,19 +84,20 @@ export const RECORDED_EXAMPLES: Readonly<Record<string, unknown>> = {
   },
   "GET /api/{id}/chats/{chatId}/messages": {
     "success": true,
-    "instanceId": "inst_oTnwtknOYI1F",
+    "instanceId": "inst_nsxTytuBIfhs",
     "chatId": "15551234567@s.whatsapp.net",
     "messages": [
       {
-        "messageId": "SBXD2A6D6C2917443BDE3",
+        "messageId": "SBX54E2584F727E28638E",
         "chatId": "15551234567@s.whatsapp.net",
+        "phone": "+15551234567",
         "fromMe": false,
         "sender": "15551234567@s.whatsapp.net",
         "from": "+15551234567",
         "type": "text",
         "status": "read",
-        "timestamp": "2026-11-25T22:41:31.147Z",
-        "updatedAt": "2026-11-25T22:41:31.237Z",
+        "timestamp": "2026-11-25T23:27:02.082Z",
+        "updatedAt": "2026-11-25T23:27:02.204Z",
         "fromName": "Ann",
         "text": "Do you deliver?",
         "reactions": [
@@ -106,15 +108,16 @@ export const RECORDED_EXAMPLES: Readonly<Record<string, unknown>> = {
         ]
       },
       {
-        "messageId": "3EB008C03CE95A8F9B1A66",
+        "messageId": "3EB02E69AC27D409804AE3",
         "chatId": "15551234567@s.whatsapp.net",
+        "phone": "+15551234567",
         "fromMe": true,
         "sender": null,
         "from": null,
         "type": "poll",
         "status": "sent",
-        "timestamp": "2026-11-25T22:41:31.113Z",
-        "updatedAt": "2026-11-25T22:41:31.113Z",
+        "timestamp": "2026-11-25T23:27:02.073Z",
+        "updatedAt": "2026-11-25T23:27:02.074Z",
         "poll": {
           "question": "Lunch?",
           "options": [
@@ -122,18 +125,23 @@ export const RECORDED_EXAMPLES: Readonly<Record<string, unknown>> = {
             "Sushi"
           ],
           "multiple": false
+        },
+        "votes": {
+          "Pizza": [],
+          "Sushi": []
         }
       },
       {
-        "messageId": "3EB0560505985DD11F51C1",
+        "messageId": "3EB080C0E5E40545C4D1E4",
         "chatId": "15551234567@s.whatsapp.net",
+        "phone": "+15551234567",
         "fromMe": true,
         "sender": null,
         "from": null,
         "type": "contact",
         "status": "sent",
-        "timestamp": "2026-11-25T22:41:31.095Z",
-        "updatedAt": "2026-11-25T22:41:31.095Z",
+        "timestamp": "2026-11-25T23:27:02.067Z",
+        "updatedAt": "2026-11-25T23:27:02.067Z",
         "contacts": [
           {
             "name": "Support",
@@ -143,11 +151,11 @@ export const RECORDED_EXAMPLES: Readonly<Record<string, unknown>> = {
         ]
       }
     ],
-    "nextBefore": "3EB0560505985DD11F51C1"
+    "nextBefore": "3EB080C0E5E40545C4D1E4"
   },
   "GET /api/{id}/flow": {
     "success": true,
-    "instanceId": "inst_oTnwtknOYI1F",
+    "instanceId": "inst_nsxTytuBIfhs",
     "flow": {
       "name": "Support",
       "start": "welcome",
@@ -174,11 +182,11 @@ export const RECORDED_EXAMPLES: Readonly<Record<string, unknown>> = {
       }
     },
     "revision": "00d0af8c71bd1679",
-    "updatedAt": "2026-11-25T22:41:31.283Z"
+    "updatedAt": "2026-11-25T23:27:02.265Z"
   },
   "GET /api/{id}/groups": {
     "success": true,
-    "instanceId": "inst_oTnwtknOYI1F",
+    "instanceId": "inst_nsxTytuBIfhs",
     "groups": [
       {
         "chatId": "120363041234567890@g.us",
@@ -189,20 +197,27 @@ export const RECORDED_EXAMPLES: Readonly<Record<string, unknown>> = {
   },
   "GET /api/{id}/groups/{chatId}": {
     "success": true,
-    "instanceId": "inst_oTnwtknOYI1F",
+    "instanceId": "inst_nsxTytuBIfhs",
     "chatId": "120363041234567890@g.us",
     "subject": "Sandbox group 120363041234567890",
     "participants": [
+      {
+        "jid": "10000000000@s.whatsapp.net",
+        "phone": "+10000000000",
+        "admin": false
+      },
       {
         "jid": "15557654321@s.whatsapp.net",
         "phone": "+15557654321",
         "admin": false
       }
-    ]
+    ],
+    "announce": false,
+    "locked": false
   },
   "GET /api/{id}/handovers": {
     "success": true,
-    "instanceId": "inst_oTnwtknOYI1F",
+    "instanceId": "inst_nsxTytuBIfhs",
     "handovers": [
       {
         "phone": "+15550001111",
@@ -210,23 +225,24 @@ export const RECORDED_EXAMPLES: Readonly<Record<string, unknown>> = {
         "fromName": "Bo",
         "flow": "Support",
         "node": "human",
-        "openedAt": "2026-11-25T22:41:31.305Z",
-        "expiresAt": "2026-11-25T23:41:31.305Z"
+        "openedAt": "2026-11-25T23:27:02.301Z",
+        "expiresAt": "2026-11-26T00:27:02.301Z"
       }
     ]
   },
   "GET /api/{id}/messages/{messageId}": {
     "success": true,
-    "instanceId": "inst_oTnwtknOYI1F",
-    "messageId": "3EB056CBCB7D38A6C3904F",
+    "instanceId": "inst_nsxTytuBIfhs",
+    "messageId": "3EB00D9B1ECE4D06E95FBB",
     "chatId": "15551234567@s.whatsapp.net",
+    "phone": "+15551234567",
     "fromMe": true,
     "sender": null,
     "from": null,
     "type": "text",
     "status": "read",
-    "timestamp": "2026-11-25T22:41:30.741Z",
-    "updatedAt": "2026-11-25T22:41:31.241Z",
+    "timestamp": "2026-11-25T23:27:01.152Z",
+    "updatedAt": "2026-11-25T23:27:02.213Z",
     "text": "Hello again!",
     "edited": true,
     "reactions": [
@@ -238,69 +254,69 @@ export const RECORDED_EXAMPLES: Readonly<Record<string, unknown>> = {
   },
   "GET /api/{id}/qr-code": {
     "success": true,
-    "instanceId": "inst_oTnwtknOYI1F",
+    "instanceId": "inst_nsxTytuBIfhs",
     "status": "qr_code_generated",
-    "qr": "sandbox:inst_oTnwtknOYI1F:tkLg5oNO_WIawj1m",
+    "qr": "sandbox:inst_nsxTytuBIfhs:wcn2qMoDkNEj4AcX",
     "qrImage": "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAQgAAAEICAYAAA..."
   },
   "GET /api/{id}/sandbox/actions": {
     "success": true,
-    "instanceId": "inst_oTnwtknOYI1F",
+    "instanceId": "inst_nsxTytuBIfhs",
     "actions": [
       {
         "action": "react",
         "chatId": "15551234567@s.whatsapp.net",
-        "messageId": "SBXD2A6D6C2917443BDE3",
+        "messageId": "SBX54E2584F727E28638E",
         "emoji": "❤️",
-        "at": "2026-11-25T22:41:31.237Z"
+        "at": "2026-11-25T23:27:02.204Z"
       },
       {
         "action": "edit",
         "chatId": "15551234567@s.whatsapp.net",
-        "messageId": "3EB056CBCB7D38A6C3904F",
+        "messageId": "3EB00D9B1ECE4D06E95FBB",
         "text": "Hello again!",
-        "at": "2026-11-25T22:41:31.241Z"
+        "at": "2026-11-25T23:27:02.213Z"
       },
       {
         "action": "read",
         "chatId": "15551234567@s.whatsapp.net",
-        "messageId": "SBXD2A6D6C2917443BDE3",
-        "at": "2026-11-25T22:41:31.247Z"
+        "messageId": "SBX54E2584F727E28638E",
+        "at": "2026-11-25T23:27:02.230Z"
       },
       {
         "action": "presence",
         "chatId": "15551234567@s.whatsapp.net",
         "state": "typing",
-        "at": "2026-11-25T22:41:31.250Z"
+        "at": "2026-11-25T23:27:02.232Z"
       }
     ]
   },
   "GET /api/{id}/sandbox/sent": {
     "success": true,
-    "instanceId": "inst_oTnwtknOYI1F",
+    "instanceId": "inst_nsxTytuBIfhs",
     "messages": [
       {
-        "messageId": "3EB056CBCB7D38A6C3904F",
+        "messageId": "3EB00D9B1ECE4D06E95FBB",
         "to": "15551234567@s.whatsapp.net",
         "phone": "+15551234567",
         "type": "text",
-        "sentAt": "2026-11-25T22:41:30.763Z",
+        "sentAt": "2026-11-25T23:27:01.207Z",
         "message": "Hello!"
       },
       {
-        "messageId": "3EB09B38CB553593F7B425",
+        "messageId": "3EB03BB8EB7B0FAB56CF42",
         "to": "15551234567@s.whatsapp.net",
         "phone": "+15551234567",
         "type": "document",
-        "sentAt": "2026-11-25T22:41:31.058Z",
+        "sentAt": "2026-11-25T23:27:02.057Z",
         "caption": "Our menu"
       },
       {
-        "messageId": "3EB02A06707F8885AD9621",
+        "messageId": "3EB0B82003BA6D88F19C4D",
         "to": "15551234567@s.whatsapp.net",
         "phone": "+15551234567",
         "type": "location",
-        "sentAt": "2026-11-25T22:41:31.080Z",
+        "sentAt": "2026-11-25T23:27:02.062Z",
         "location": {
           "latitude": 52.52,
           "longitude": 13.405,
@@ -308,11 +324,11 @@ export const RECORDED_EXAMPLES: Readonly<Record<string, unknown>> = {
         }
       },
       {
-        "messageId": "3EB0560505985DD11F51C1",
+        "messageId": "3EB080C0E5E40545C4D1E4",
         "to": "15551234567@s.whatsapp.net",
         "phone": "+15551234567",
         "type": "contact",
-        "sentAt": "2026-11-25T22:41:31.095Z",
+        "sentAt": "2026-11-25T23:27:02.067Z",
         "contacts": [
           {
             "name": "Support",
@@ -322,11 +338,11 @@ export const RECORDED_EXAMPLES: Readonly<Record<string, unknown>> = {
         ]
       },
       {
-        "messageId": "3EB008C03CE95A8F9B1A66",
+        "messageId": "3EB02E69AC27D409804AE3",
         "to": "15551234567@s.whatsapp.net",
         "phone": "+15551234567",
         "type": "poll",
-        "sentAt": "2026-11-25T22:41:31.113Z",
+        "sentAt": "2026-11-25T23:27:02.074Z",
         "poll": {
           "question": "Lunch?",
           "options": [
@@ -340,9 +356,9 @@ export const RECORDED_EXAMPLES: Readonly<Record<string, unknown>> = {
   },
   "GET /api/{id}/webhook": {
     "success": true,
-    "instanceId": "inst_oTnwtknOYI1F",
+    "instanceId": "inst_nsxTytuBIfhs",
     "webhook": {
-      "url": "http://127.0.0.1:35631/hook",
+      "url": "http://127.0.0.1:42871/hook",
       "signed": true,
       "events": [
         "message.received",
@@ -362,7 +378,7 @@ export const RECORDED_EXAMPLES: Readonly<Record<string, unknown>> = {
   },
   "GET /api/{id}/webhook/deliveries": {
     "success": true,
-    "instanceId": "inst_oTnwtknOYI1F",
+    "instanceId": "inst_nsxTytuBIfhs",
     "counts": {
       "pending": 0,
       "delivered": 9,
@@ -370,68 +386,68 @@ export const RECORDED_EXAMPLES: Readonly<Record<string, unknown>> = {
     },
     "deliveries": [
       {
-        "id": "msg_0mwwpk3z37cca021a1932efdd",
+        "id": "msg_0mwwr6n7g970bb5c75bb9d1b1",
         "type": "message.received",
-        "createdAt": "2026-11-25T22:41:31.167Z",
+        "createdAt": "2026-11-25T23:27:02.140Z",
         "status": "delivered",
         "attempts": 1,
         "lastError": null,
         "lastStatus": 200,
         "nextAttemptAt": null,
-        "deliveredAt": "2026-11-25T22:41:31.186Z",
-        "finishedAt": "2026-11-25T22:41:31.186Z",
+        "deliveredAt": "2026-11-25T23:27:02.204Z",
+        "finishedAt": "2026-11-25T23:27:02.204Z",
         "redeliveries": 0
       },
       {
-        "id": "msg_0mwwpk3yk9552cc88e5e115e2",
+        "id": "msg_0mwwr6n5ucfc5a224e87ed6b6",
         "type": "message.received",
-        "createdAt": "2026-11-25T22:41:31.148Z",
+        "createdAt": "2026-11-25T23:27:02.082Z",
         "status": "delivered",
         "attempts": 1,
         "lastError": null,
         "lastStatus": 200,
         "nextAttemptAt": null,
-        "deliveredAt": "2026-11-25T22:41:31.167Z",
-        "finishedAt": "2026-11-25T22:41:31.167Z",
+        "deliveredAt": "2026-11-25T23:27:02.141Z",
+        "finishedAt": "2026-11-25T23:27:02.141Z",
         "redeliveries": 0
       }
     ]
   },
   "POST /api/instances/{id}/credits": {
     "success": true,
-    "instanceId": "inst_oTnwtknOYI1F",
+    "instanceId": "inst_nsxTytuBIfhs",
     "name": "shop",
     "owner": "acme",
     "sandbox": true,
-    "status": "initializing",
-    "reason": "starting",
+    "status": "qr_code_generated",
+    "reason": "waiting for scan",
     "premium": false,
     "premiumUntil": null,
     "credits": 150,
     "quotaRemaining": "150",
-    "createdAt": "2026-11-25T22:41:30.244Z",
+    "createdAt": "2026-11-25T23:27:00.469Z",
     "webhook": null,
     "node": null
   },
   "POST /api/instances/{id}/premium": {
     "success": true,
-    "instanceId": "inst_oTnwtknOYI1F",
+    "instanceId": "inst_nsxTytuBIfhs",
     "name": "shop",
     "owner": "acme",
     "sandbox": true,
     "status": "qr_code_generated",
     "reason": "waiting for scan",
     "premium": true,
-    "premiumUntil": "2026-12-25T22:41:30.350Z",
+    "premiumUntil": "2026-12-25T23:27:00.579Z",
     "credits": 150,
     "quotaRemaining": "unlimited",
-    "createdAt": "2026-11-25T22:41:30.244Z",
+    "createdAt": "2026-11-25T23:27:00.469Z",
     "webhook": null,
     "node": null
   },
   "POST /api/instances/{id}/rotate-key": {
     "success": true,
-    "instanceId": "inst_921F-aUHEDf_",
+    "instanceId": "inst_B1kyZQK79AI6",
     "name": "spare",
     "owner": "acme",
     "sandbox": true,
@@ -441,14 +457,14 @@ export const RECORDED_EXAMPLES: Readonly<Record<string, unknown>> = {
     "premiumUntil": null,
     "credits": 0,
     "quotaRemaining": "0",
-    "createdAt": "2026-11-25T22:41:30.402Z",
+    "createdAt": "2026-11-25T23:27:00.682Z",
     "webhook": null,
     "node": null,
-    "apiKey": "gw_live_TLeovmH3u3oaBF4_ETytszYSituD_lAw"
+    "apiKey": "gw_live_uLbqKex-v0VXJqvCd3og-iwiEPobKgcj"
   },
   "POST /api/{id}/contacts/check": {
     "success": true,
-    "instanceId": "inst_oTnwtknOYI1F",
+    "instanceId": "inst_nsxTytuBIfhs",
     "results": [
       {
         "phone": "+15551234567",
@@ -459,114 +475,114 @@ export const RECORDED_EXAMPLES: Readonly<Record<string, unknown>> = {
   },
   "POST /api/{id}/handover/release": {
     "success": true,
-    "instanceId": "inst_oTnwtknOYI1F",
+    "instanceId": "inst_nsxTytuBIfhs",
     "phone": "+15550001111",
     "chatId": "15550001111@s.whatsapp.net",
     "released": true
   },
   "POST /api/{id}/logout": {
     "success": true,
-    "instanceId": "inst_oTnwtknOYI1F",
+    "instanceId": "inst_nsxTytuBIfhs",
     "status": "initializing"
   },
   "POST /api/{id}/messages/{messageId}/edit": {
     "success": true,
-    "instanceId": "inst_oTnwtknOYI1F",
+    "instanceId": "inst_nsxTytuBIfhs",
     "chatId": "15551234567@s.whatsapp.net",
-    "messageId": "3EB056CBCB7D38A6C3904F"
+    "messageId": "3EB00D9B1ECE4D06E95FBB"
   },
   "POST /api/{id}/presence": {
     "success": true,
-    "instanceId": "inst_oTnwtknOYI1F",
+    "instanceId": "inst_nsxTytuBIfhs",
     "chatId": "15551234567@s.whatsapp.net"
   },
   "POST /api/{id}/react": {
     "success": true,
-    "instanceId": "inst_oTnwtknOYI1F",
+    "instanceId": "inst_nsxTytuBIfhs",
     "chatId": "15551234567@s.whatsapp.net",
-    "messageId": "SBXD2A6D6C2917443BDE3"
+    "messageId": "SBX54E2584F727E28638E"
   },
   "POST /api/{id}/read": {
     "success": true,
-    "instanceId": "inst_oTnwtknOYI1F",
+    "instanceId": "inst_nsxTytuBIfhs",
     "chatId": "15551234567@s.whatsapp.net",
     "read": 1
   },
   "POST /api/{id}/restart": {
     "success": true,
-    "instanceId": "inst_oTnwtknOYI1F",
+    "instanceId": "inst_nsxTytuBIfhs",
     "status": "initializing"
   },
   "POST /api/{id}/rotate-key": {
     "success": true,
-    "instanceId": "inst_oTnwtknOYI1F",
-    "apiKey": "gw_live_zxJmAYVvJwW5GUc23BFDXZQlFD5Fm4_u"
+    "instanceId": "inst_nsxTytuBIfhs",
+    "apiKey": "gw_live_6vpN2kG1WPIA364IurXBZ0c4tbDjsJD4"
   },
   "POST /api/{id}/sandbox/disconnect": {
     "success": true,
-    "instanceId": "inst_oTnwtknOYI1F",
+    "instanceId": "inst_nsxTytuBIfhs",
     "status": "disconnected"
   },
   "POST /api/{id}/sandbox/inbound": {
     "success": true,
-    "instanceId": "inst_oTnwtknOYI1F",
-    "messageId": "SBXD2A6D6C2917443BDE3"
+    "instanceId": "inst_nsxTytuBIfhs",
+    "messageId": "SBX54E2584F727E28638E"
   },
   "POST /api/{id}/sandbox/react": {
     "success": true,
-    "instanceId": "inst_oTnwtknOYI1F"
+    "instanceId": "inst_nsxTytuBIfhs"
   },
   "POST /api/{id}/sandbox/receipt": {
     "success": true,
-    "instanceId": "inst_oTnwtknOYI1F"
+    "instanceId": "inst_nsxTytuBIfhs"
   },
   "POST /api/{id}/sandbox/scan": {
     "success": true,
-    "instanceId": "inst_oTnwtknOYI1F",
+    "instanceId": "inst_nsxTytuBIfhs",
     "status": "connected"
   },
   "POST /api/{id}/send-contact": {
     "success": true,
-    "instanceId": "inst_oTnwtknOYI1F",
-    "messageId": "3EB0560505985DD11F51C1",
+    "instanceId": "inst_nsxTytuBIfhs",
+    "messageId": "3EB080C0E5E40545C4D1E4",
     "to": "15551234567@s.whatsapp.net",
     "quotaRemaining": "unlimited"
   },
   "POST /api/{id}/send-location": {
     "success": true,
-    "instanceId": "inst_oTnwtknOYI1F",
-    "messageId": "3EB02A06707F8885AD9621",
+    "instanceId": "inst_nsxTytuBIfhs",
+    "messageId": "3EB0B82003BA6D88F19C4D",
     "to": "15551234567@s.whatsapp.net",
     "quotaRemaining": "unlimited"
   },
   "POST /api/{id}/send-media": {
     "success": true,
-    "instanceId": "inst_oTnwtknOYI1F",
-    "messageId": "3EB09B38CB553593F7B425",
+    "instanceId": "inst_nsxTytuBIfhs",
+    "messageId": "3EB03BB8EB7B0FAB56CF42",
     "to": "15551234567@s.whatsapp.net",
     "quotaRemaining": "unlimited",
     "mediaType": "document"
   },
   "POST /api/{id}/send-poll": {
     "success": true,
-    "instanceId": "inst_oTnwtknOYI1F",
-    "messageId": "3EB008C03CE95A8F9B1A66",
+    "instanceId": "inst_nsxTytuBIfhs",
+    "messageId": "3EB02E69AC27D409804AE3",
     "to": "15551234567@s.whatsapp.net",
     "quotaRemaining": "unlimited"
   },
   "POST /api/{id}/webhook/deliveries/{deliveryId}/redeliver": {
     "success": true,
-    "instanceId": "inst_oTnwtknOYI1F",
+    "instanceId": "inst_nsxTytuBIfhs",
     "requeued": true,
     "delivery": {
-      "id": "msg_0mwwpk3z37cca021a1932efdd",
+      "id": "msg_0mwwr6n7g970bb5c75bb9d1b1",
       "type": "message.received",
-      "createdAt": "2026-11-25T22:41:31.167Z",
+      "createdAt": "2026-11-25T23:27:02.140Z",
       "status": "pending",
       "attempts": 0,
       "lastError": null,
       "lastStatus": null,
-      "nextAttemptAt": "2026-11-25T22:41:31.274Z",
+      "nextAttemptAt": "2026-11-25T23:27:02.257Z",
       "deliveredAt": null,
       "finishedAt": null,
       "redeliveries": 1
@@ -574,16 +590,16 @@ export const RECORDED_EXAMPLES: Readonly<Record<string, unknown>> = {
   },
   "POST /api/{id}/webhook/test": {
     "success": true,
-    "instanceId": "inst_oTnwtknOYI1F",
+    "instanceId": "inst_nsxTytuBIfhs",
     "delivery": {
-      "id": "msg_0mwwpk3mqbcc012486076121f",
+      "id": "msg_0mwwr6mfqfe6b567459b5add6",
       "type": "webhook.test",
-      "createdAt": "2026-11-25T22:41:30.722Z",
+      "createdAt": "2026-11-25T23:27:01.142Z",
       "status": "pending",
       "attempts": 0,
       "lastError": null,
       "lastStatus": null,
-      "nextAttemptAt": "2026-11-25T22:41:30.722Z",
+      "nextAttemptAt": "2026-11-25T23:27:01.142Z",
       "deliveredAt": null,
       "finishedAt": null,
       "redeliveries": 0
@@ -591,7 +607,7 @@ export const RECORDED_EXAMPLES: Readonly<Record<string, unknown>> = {
   },
   "PUT /api/{id}/flow": {
     "success": true,
-    "instanceId": "inst_oTnwtknOYI1F",
+    "instanceId": "inst_nsxTytuBIfhs",
     "flow": {
       "name": "Support",
       "start": "welcome",
@@ -618,13 +634,13 @@ export const RECORDED_EXAMPLES: Readonly<Record<string, unknown>> = {
       }
     },
     "revision": "00d0af8c71bd1679",
-    "updatedAt": "2026-11-25T22:41:31.283Z"
+    "updatedAt": "2026-11-25T23:27:02.265Z"
   },
   "PUT /api/{id}/webhook": {
     "success": true,
-    "instanceId": "inst_oTnwtknOYI1F",
+    "instanceId": "inst_nsxTytuBIfhs",
     "webhook": {
-      "url": "http://127.0.0.1:35631/hook",
+      "url": "http://127.0.0.1:42871/hook",
       "signed": true,
       "events": [
         "message.received",

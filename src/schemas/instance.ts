@@ -37,6 +37,22 @@ export const WebhookSettingsSchema = closed({
 });
 export type WebhookSettings = Static<typeof WebhookSettingsSchema>;
 
+/**
+ * An instance's settings as stored (GET|PUT /api/{id}/settings; src/settings/ gives the defaults of
+ * what is absent). `proxy` keeps its user and password: the record is 0600 on disk like the webhook
+ * secret, and the API never shows them back.
+ */
+export const StoredSettingsSchema = closed({
+  calls: Type.Optional(closed({ autoReject: Type.Boolean(), rejectMessage: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })) })),
+  alwaysOnline: Type.Optional(Type.Boolean()),
+  autoRead: Type.Optional(Type.Boolean()),
+  ignoreGroups: Type.Optional(Type.Boolean()),
+  ignoreStatus: Type.Optional(Type.Boolean()),
+  syncFullHistory: Type.Optional(Type.Boolean()),
+  proxy: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 2048 }), Type.Null()])),
+});
+export type StoredSettings = Static<typeof StoredSettingsSchema>;
+
 /** One instance as stored in instances.json: cold data that changes rarely. */
 export const InstanceRecordSchema = closed({
   id: Type.String(),
@@ -54,6 +70,8 @@ export const InstanceRecordSchema = closed({
   createdAt: Type.String(),
   premiumUntil: Type.Union([Type.String(), Type.Null()]),
   webhook: Type.Union([WebhookSettingsSchema, Type.Null()]),
+  /** Its settings (absent: every default). */
+  settings: Type.Optional(StoredSettingsSchema),
   /** Set while the instance is being deleted: it is out of service, and a new delete finishes the job. */
   deleting: Type.Optional(Type.Literal(true)),
 });

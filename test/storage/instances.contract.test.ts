@@ -2,7 +2,8 @@
  * The instance port's contract (issue 22: one storage seam; issue 23: the same contract on
  * PostgreSQL): records survive a reopen (deleting ones too), the owner's one-time trial is granted
  * exactly once even to concurrent creates, a sandbox never takes it, unknown ids are NOT_FOUND,
- * an acknowledged create survives kill -9, and Storage.removeInstance leaves nothing behind.
+ * an acknowledged create survives kill -9, and Storage.removeInstance leaves nothing behind; issue 24:
+ * the instance settings are kept whole with the record.
  */
 import { engineTest, testConfig } from './engines.js';
 import { crashRun } from './crash.js';
@@ -39,6 +40,19 @@ engineTest('instances: created, modified and marked deleting records survive a r
   const third = await at.open();
   t.deepEqual(third.instances.deleting(), []);
   t.is(third.instances.size, 2);
+});
+
+engineTest('instances: settings (the proxy with its credentials) are kept with the record across a reopen', async (t, at) => {
+  const s = await at.open();
+  const { record } = await s.instances.create({ name: 'with settings' });
+  const settings = { calls: { autoReject: true, rejectMessage: 'Please write.' }, alwaysOnline: true, autoRead: false, ignoreGroups: true, ignoreStatus: false, syncFullHistory: true, proxy: 'socks5://user:pw@proxy.example.com:1080' };
+  await s.instances.modify(record.id, (r) => {
+    r.settings = settings;
+  });
+  await s.close();
+  const again = await at.open();
+  t.deepEqual(again.instances.get(record.id)?.settings, settings);
+  await again.close();
 });
 
 engineTest('instances: unknown ids are NOT_FOUND, and a deleting instance cannot be modified', async (t, at) => {

@@ -18,9 +18,11 @@ import { InboundQueue } from './inbound.js';
 import { LoginGate } from './login-gate.js';
 import { LazyAuthStore } from './lazy-store.js';
 import { foldedStatuses, statusOf, withImplied, type LidResolver } from './mapping.js';
-import type { BaileysOptions, MakeSocket, SocketLike } from './options.js';
+import type { BaileysOptions, ConnectSettings, MakeSocket, SocketLike } from './options.js';
+import { proxyRoute, type ProxyRoute } from './proxy.js';
+import { viaDispatcher } from './proxy-dispatcher.js';
 import { closeCause, closeCode, messageKey, sendOptions, toContent, toJid, withTimeout } from './outgoing.js';
-import { CLOSE_CODES, decideOnClose, retryingReason, unreachableCause } from './reconnect.js';
+import { CLOSE_CODES, decideOnClose, proxyRefusedCause, retryingReason, unreachableCause } from './reconnect.js';
 import { RecentQuotables, RecentSends } from './recent-sends.js';
 import { withSharedTransactionStorage } from './shared-async-storage.js';
 import { installCurveVerify } from './curve-verify.js';
@@ -449,10 +451,19 @@ export class BaileysConnection implements Connection {
         }
         this.holdLoginPlace(release);
       }
+      // The instance's settings as they are now: a changed proxy applies from this connect on.
+      const settings: ConnectSettings = this.options.connectSettings?.(this.instanceId) ?? { proxy: null, syncFullHistory: false, alwaysOnline: false };
+      const route = settings.proxy === null ? null : await proxyRoute(settings.proxy);
+      // Whoever moved the generation on (a stop, a newer connect) dealt with the login place.
+      if (gen !== this.generation) return;
+      if (!this.wanted) {
+        this.releaseLoginPlace();
+        return;
+      }
       // One AsyncLocalStorage for every socket: Baileys' per-socket one is never released (see shared-async-storage.ts).
-      const sock = withSharedTransactionStorage(() => this.makeSocket(this.socketConfig(store)));
+      const sock = withSharedTransactionStorage(() => this.makeSocket(this.socketConfig(store, settings, route)));
       this.sock = sock;
-      this.attach(gen, sock, store);
+      this.attach(gen, sock, store, route);
     } catch (err) {
       if (gen !== this.generation) return;
       this.releaseLoginPlace();
@@ -464,21 +475,30 @@ export class BaileysConnection implements Connection {
     }
   }
 
-  private socketConfig(store: AuthStore): UserFacingSocketConfig {
+  private socketConfig(store: AuthStore, instance: ConnectSettings, route: ProxyRoute | null): UserFacingSocketConfig {
     const { settings } = this.options;
     const config: UserFacingSocketConfig = {
       auth: store.state,
       logger: this.baileysLog,
-      markOnlineOnConnect: false,
+      // At open Baileys says `available` with it, else `unavailable` (the instance's alwaysOnline).
+      markOnlineOnConnect: instance.alwaysOnline,
+      // Baileys' default is true; the instance setting (default false) decides.
+      syncFullHistory: instance.syncFullHistory,
       getMessage: async (key) => this.recent.lookup(key),
     };
+    if (route) {
+      // The WebSocket and media uploads take the agent; fetch() (downloads, history and app-state blobs) the dispatcher.
+      config.agent = route.agent as NonNullable<UserFacingSocketConfig['agent']>;
+      config.fetchAgent = route.agent as NonNullable<UserFacingSocketConfig['fetchAgent']>;
+      config.options = viaDispatcher(route.dispatcher);
+    }
     // Set only when configured: Baileys spreads this over its defaults, so `undefined` would erase them.
     if (settings.version) config.version = [settings.version[0], settings.version[1], settings.version[2]];
     if (settings.webSocketUrl) config.waWebSocketUrl = settings.webSocketUrl;
     return config;
   }
 
-  private attach(gen: number, sock: SocketLike, store: AuthStore): void {
+  private attach(gen: number, sock: SocketLike, store: AuthStore, route: ProxyRoute | null = null): void {
     const state = store.state;
     this.creds = state.creds;
     void this.book.bind(state.keys).catch((err: unknown) => this.log.error({ err }, 'reading the account book failed'));
@@ -503,7 +523,7 @@ export class BaileysConnection implements Connection {
     sock.ev.on('messages.upsert', ({ messages }) => {
       const resolver: LidResolver = { getPNForLID: (lid) => sock.signalRepository.lidMapping.getPNForLID(lid) };
       // A copy the CDN no longer has (404/410) is uploaded again by the phone (media-download.ts).
-      const download = (msg: WAMessage): Promise<Uint8Array> => downloadReceivedMedia(sock, msg, this.baileysLog);
+      const download = (msg: WAMessage): Promise<Uint8Array> => downloadReceivedMedia(sock, msg, this.baileysLog, route?.dispatcher);
       const me = sock.user?.id;
       const self = me ? { jid: me, ownSend: (id: string) => this.ownSends.has(id) } : undefined;
       this.inbound.enqueue(messages, resolver, download, self);
@@ -599,10 +619,12 @@ export class BaileysConnection implements Connection {
     if (!this.wanted) return;
     const gen = this.generation;
     const code = closeCode(error);
-    const unreachable = unreachableCause(error);
+    // The instance's proxy refusing is its own cause, whatever the error beneath (often ECONNREFUSED).
+    const proxyRefused = proxyRefusedCause(error);
+    const unreachable = proxyRefused ? null : unreachableCause(error);
     this.failures += 1;
     const decision = decideOnClose(
-      { code, failures: this.failures, qrShown: this.qrShown, paired: store.paired, unreachable },
+      { code, failures: this.failures, qrShown: this.qrShown, paired: store.paired, unreachable, proxyRefused },
       this.options.settings,
       this.random,
     );
@@ -610,9 +632,10 @@ export class BaileysConnection implements Connection {
     // Pairing by code needs a socket WhatsApp answered; when none can reach it, say so now
     // rather than when the wait for one runs out.
     if (unreachable) this.rejectWaiters(new GatewayError('CONNECTION_NOT_READY', `WhatsApp cannot be reached: ${unreachable}`));
+    if (proxyRefused) this.rejectWaiters(new GatewayError('CONNECTION_NOT_READY', `proxy refused: ${proxyRefused}`));
     const detail = unreachable ? { unreachable } : {};
-    // The unreachable cause is in the decision's own words already.
-    const cause = unreachable ? null : closeCause(error);
+    // The unreachable (or proxy) cause is in the decision's own words already.
+    const cause = unreachable || proxyRefused ? null : closeCause(error);
     if (decision.clearCredentials) {
       // The socket is gone now; say so before the (async) removal.
       this.setStatus('disconnected', decision.reason, detail);

@@ -2,6 +2,7 @@ import { downloadMediaMessage, type WAMessage } from '@whiskeysockets/baileys';
 import type { Logger } from 'pino';
 import { closeCode } from './outgoing.js';
 import type { SocketLike } from './options.js';
+import { viaDispatcher, type FetchDispatcher } from './proxy-dispatcher.js';
 
 /** What the CDN answers for media it no longer keeps. */
 const GONE = new Set([404, 410]);
@@ -15,13 +16,15 @@ const GONE = new Set([404, 410]);
  * asks for a re-upload when the error has a `status`, and its download errors are Booms, which
  * carry the HTTP status in `output.statusCode` instead, so that path never runs.
  */
-export async function downloadReceivedMedia(sock: SocketLike, msg: WAMessage, logger: Logger): Promise<Uint8Array> {
+export async function downloadReceivedMedia(sock: SocketLike, msg: WAMessage, logger: Logger, dispatcher?: FetchDispatcher): Promise<Uint8Array> {
+  // Through the instance's proxy when it has one (fetch takes it as `dispatcher`, see proxy.ts).
+  const options = dispatcher ? { options: viaDispatcher(dispatcher) } : {};
   try {
-    return await downloadMediaMessage(msg, 'buffer', {}, { logger, reuploadRequest: (m) => sock.updateMediaMessage(m) });
+    return await downloadMediaMessage(msg, 'buffer', options, { logger, reuploadRequest: (m) => sock.updateMediaMessage(m) });
   } catch (err) {
     if (!GONE.has(closeCode(err) ?? 0)) throw err;
     logger.info({ id: msg.key.id }, 'media expired on the CDN: asking the phone to upload it again');
     const fresh = await sock.updateMediaMessage(msg);
-    return downloadMediaMessage(fresh, 'buffer', {}, { logger, reuploadRequest: (m) => Promise.resolve(m) });
+    return downloadMediaMessage(fresh, 'buffer', options, { logger, reuploadRequest: (m) => Promise.resolve(m) });
   }
 }

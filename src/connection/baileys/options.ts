@@ -84,4 +84,17 @@ export interface BaileysOptions {
   pairingTimeoutMs?: number;
   /** Shared by every connection of a daemon: logins in flight at once (the factory makes one). */
   loginGate?: LoginGate;
+  /**
+   * The instance's settings that shape its socket, read at every connect: `proxy` (null: direct),
+   * `syncFullHistory` and `alwaysOnline`. Absent: direct, no full history, offline at connect.
+   */
+  connectSettings?: (instanceId: string) => ConnectSettings;
+}
+
+/** What a socket is opened with, from the instance's settings. */
+export interface ConnectSettings {
+  proxy: string | null;
+  syncFullHistory: boolean;
+  /** Show the account online at connect (Baileys' markOnlineOnConnect) instead of offline. */
+  alwaysOnline: boolean;
 }

@@ -38,6 +38,8 @@ export interface CloseContext {
   paired: boolean;
   /** Set when the socket never reached WhatsApp (see unreachableCause): the cause, e.g. `getaddrinfo ENOTFOUND web.whatsapp.com`. */
   unreachable?: string | null;
+  /** Set when the instance's proxy refused the socket (see proxyRefusedCause): what it said. */
+  proxyRefused?: string | null;
 }
 
 export type CloseDecision =
@@ -98,7 +100,24 @@ export function unreachableCause(error: unknown): string | null {
   return null;
 }
 
-function describe(code: number | undefined, unreachable?: string | null): string {
+/** The `code` of an error the instance's proxy caused (proxy.ts marks them). */
+export const PROXY_REFUSED = 'PROXY_REFUSED';
+
+/**
+ * What the instance's proxy said when it would not carry the socket (nothing listens there, 407,
+ * SOCKS authentication failed), from a close error, or null when the proxy is not to blame.
+ * Baileys keeps the WebSocket's own error as the Boom's `data`.
+ */
+export function proxyRefusedCause(error: unknown): string | null {
+  if (typeof error !== 'object' || error === null) return null;
+  for (const candidate of [(error as { data?: unknown }).data, error]) {
+    if (candidate instanceof Error && (candidate as NodeJS.ErrnoException).code === PROXY_REFUSED) return (candidate.message.split('\n')[0] ?? '').slice(0, 200) || 'no answer';
+  }
+  return null;
+}
+
+function describe(code: number | undefined, unreachable?: string | null, proxyRefused?: string | null): string {
+  if (proxyRefused) return `proxy refused: ${proxyRefused}`;
   if (unreachable) return `WhatsApp cannot be reached (${unreachable})`;
   return code === undefined ? 'connection closed' : `connection closed (${code})`;
 }
@@ -150,7 +169,7 @@ export function decideOnClose(ctx: CloseContext, settings: ReconnectSettings, ra
     return {
       action: 'stop',
       clearCredentials: loggedOut,
-      reason: `gave up after ${settings.maxReconnectAttempts} failed reconnects (last: ${describe(code, ctx.unreachable)})`,
+      reason: `gave up after ${settings.maxReconnectAttempts} failed reconnects (last: ${describe(code, ctx.unreachable, ctx.proxyRefused)})`,
     };
   }
 
@@ -171,5 +190,5 @@ export function decideOnClose(ctx: CloseContext, settings: ReconnectSettings, ra
   }
 
   const delayMs = backoffDelay(failures, settings.reconnectBaseMs, settings.reconnectMaxMs, random);
-  return { action: 'reconnect', delayMs, clearCredentials: false, reason: describe(code, ctx.unreachable) };
+  return { action: 'reconnect', delayMs, clearCredentials: false, reason: describe(code, ctx.unreachable, ctx.proxyRefused) };
 }
