@@ -152,7 +152,7 @@ export function createLogger(level: string): Logger {
       base: { pid: process.pid },
       timestamp: isoTimeCached(),
       redact: {
-        paths: ['apiKey', 'secret', 'serverSecret', 'webhook.secret', 'headers["x-api-key"]', 'headers["x-api-secret"]', '*.apiKey', '*.secret'],
+        paths: ['apiKey', 'secret', 'serverSecret', 'webhook.secret', 'webhook.headers', 'proxy', 'settings.proxy', 'headers.authorization', 'headers["x-api-key"]', 'headers["x-api-secret"]', '*.apiKey', '*.secret'],
         censor: '[redacted]',
       },
     },

@@ -3,31 +3,31 @@
 export const RECORDED_EXAMPLES: Readonly<Record<string, unknown>> = {
   "DELETE /api/instances/{id}": {
     "success": true,
-    "instanceId": "inst_B1kyZQK79AI6",
+    "instanceId": "inst_AhuxnlIa_XPS",
     "deleted": true,
     "logout": "not-paired"
   },
   "DELETE /api/{id}/flow": {
     "success": true,
-    "instanceId": "inst_nsxTytuBIfhs",
+    "instanceId": "inst_TSfDNo8BEkQf",
     "deleted": true
   },
   "DELETE /api/{id}/messages/{messageId}": {
     "success": true,
-    "instanceId": "inst_nsxTytuBIfhs",
+    "instanceId": "inst_TSfDNo8BEkQf",
     "chatId": "15551234567@s.whatsapp.net",
-    "messageId": "3EB00D9B1ECE4D06E95FBB"
+    "messageId": "3EB02545975137C7839563"
   },
   "DELETE /api/{id}/webhook": {
     "success": true,
-    "instanceId": "inst_nsxTytuBIfhs",
+    "instanceId": "inst_TSfDNo8BEkQf",
     "webhook": null
   },
   "GET /api/instances": {
     "success": true,
     "instances": [
       {
-        "instanceId": "inst_nsxTytuBIfhs",
+        "instanceId": "inst_TSfDNo8BEkQf",
         "name": "shop",
         "owner": "acme",
         "sandbox": true,
@@ -37,7 +37,7 @@ export const RECORDED_EXAMPLES: Readonly<Record<string, unknown>> = {
         "premiumUntil": null,
         "credits": 100,
         "quotaRemaining": "100",
-        "createdAt": "2026-11-25T23:27:00.469Z",
+        "createdAt": "2026-11-25T23:32:02.349Z",
         "webhook": null,
         "node": null
       }
@@ -46,28 +46,28 @@ export const RECORDED_EXAMPLES: Readonly<Record<string, unknown>> = {
   },
   "GET /api/instances/{id}": {
     "success": true,
-    "instanceId": "inst_nsxTytuBIfhs",
+    "instanceId": "inst_TSfDNo8BEkQf",
     "name": "shop",
     "owner": "acme",
     "sandbox": true,
     "status": "qr_code_generated",
     "reason": "waiting for scan",
     "premium": true,
-    "premiumUntil": "2026-12-25T23:27:00.579Z",
+    "premiumUntil": "2026-12-25T23:32:02.379Z",
     "credits": 150,
     "quotaRemaining": "unlimited",
-    "createdAt": "2026-11-25T23:27:00.469Z",
+    "createdAt": "2026-11-25T23:32:02.349Z",
     "webhook": null,
     "node": null
   },
   "GET /api/{id}/chats": {
     "success": true,
-    "instanceId": "inst_nsxTytuBIfhs",
+    "instanceId": "inst_TSfDNo8BEkQf",
     "chats": [
       {
         "chatId": "120363041234567890@g.us",
         "isGroup": true,
-        "lastMessageAt": "2026-11-25T23:27:02.140Z",
+        "lastMessageAt": "2026-11-25T23:32:02.689Z",
         "unread": 1,
         "handover": false
       },
@@ -76,7 +76,7 @@ export const RECORDED_EXAMPLES: Readonly<Record<string, unknown>> = {
         "phone": "+15551234567",
         "name": "Ann",
         "isGroup": false,
-        "lastMessageAt": "2026-11-25T23:27:02.082Z",
+        "lastMessageAt": "2026-11-25T23:32:02.684Z",
         "unread": 0,
         "handover": false
       }
@@ -84,11 +84,11 @@ export const RECORDED_EXAMPLES: Readonly<Record<string, unknown>> = {
   },
   "GET /api/{id}/chats/{chatId}/messages": {
     "success": true,
-    "instanceId": "inst_nsxTytuBIfhs",
+    "instanceId": "inst_TSfDNo8BEkQf",
     "chatId": "15551234567@s.whatsapp.net",
     "messages": [
       {
-        "messageId": "SBX54E2584F727E28638E",
+        "messageId": "SBX135820A95B0687CEA5",
         "chatId": "15551234567@s.whatsapp.net",
         "phone": "+15551234567",
         "fromMe": false,
@@ -96,8 +96,8 @@ export const RECORDED_EXAMPLES: Readonly<Record<string, unknown>> = {
         "from": "+15551234567",
         "type": "text",
         "status": "read",
-        "timestamp": "2026-11-25T23:27:02.082Z",
-        "updatedAt": "2026-11-25T23:27:02.204Z",
+        "timestamp": "2026-11-25T23:32:02.684Z",
+        "updatedAt": "2026-11-25T23:32:02.693Z",
         "fromName": "Ann",
         "text": "Do you deliver?",
         "reactions": [
@@ -108,7 +108,7 @@ export const RECORDED_EXAMPLES: Readonly<Record<string, unknown>> = {
         ]
       },
       {
-        "messageId": "3EB02E69AC27D409804AE3",
+        "messageId": "3EB027364C435FFD9C97CB",
         "chatId": "15551234567@s.whatsapp.net",
         "phone": "+15551234567",
         "fromMe": true,
@@ -116,8 +116,8 @@ export const RECORDED_EXAMPLES: Readonly<Record<string, unknown>> = {
         "from": null,
         "type": "poll",
         "status": "sent",
-        "timestamp": "2026-11-25T23:27:02.073Z",
-        "updatedAt": "2026-11-25T23:27:02.074Z",
+        "timestamp": "2026-11-25T23:32:02.671Z",
+        "updatedAt": "2026-11-25T23:32:02.671Z",
         "poll": {
           "question": "Lunch?",
           "options": [
@@ -132,7 +132,7 @@ export const RECORDED_EXAMPLES: Readonly<Record<string, unknown>> = {
         }
       },
       {
-        "messageId": "3EB080C0E5E40545C4D1E4",
+        "messageId": "3EB066173019D448B03572",
         "chatId": "15551234567@s.whatsapp.net",
         "phone": "+15551234567",
         "fromMe": true,
@@ -140,8 +140,8 @@ export const RECORDED_EXAMPLES: Readonly<Record<string, unknown>> = {
         "from": null,
         "type": "contact",
         "status": "sent",
-        "timestamp": "2026-11-25T23:27:02.067Z",
-        "updatedAt": "2026-11-25T23:27:02.067Z",
+        "timestamp": "2026-11-25T23:32:02.667Z",
+        "updatedAt": "2026-11-25T23:32:02.667Z",
         "contacts": [
           {
             "name": "Support",
@@ -151,11 +151,11 @@ export const RECORDED_EXAMPLES: Readonly<Record<string, unknown>> = {
         ]
       }
     ],
-    "nextBefore": "3EB080C0E5E40545C4D1E4"
+    "nextBefore": "3EB066173019D448B03572"
   },
   "GET /api/{id}/flow": {
     "success": true,
-    "instanceId": "inst_nsxTytuBIfhs",
+    "instanceId": "inst_TSfDNo8BEkQf",
     "flow": {
       "name": "Support",
       "start": "welcome",
@@ -182,11 +182,11 @@ export const RECORDED_EXAMPLES: Readonly<Record<string, unknown>> = {
       }
     },
     "revision": "00d0af8c71bd1679",
-    "updatedAt": "2026-11-25T23:27:02.265Z"
+    "updatedAt": "2026-11-25T23:32:02.725Z"
   },
   "GET /api/{id}/groups": {
     "success": true,
-    "instanceId": "inst_nsxTytuBIfhs",
+    "instanceId": "inst_TSfDNo8BEkQf",
     "groups": [
       {
         "chatId": "120363041234567890@g.us",
@@ -197,7 +197,7 @@ export const RECORDED_EXAMPLES: Readonly<Record<string, unknown>> = {
   },
   "GET /api/{id}/groups/{chatId}": {
     "success": true,
-    "instanceId": "inst_nsxTytuBIfhs",
+    "instanceId": "inst_TSfDNo8BEkQf",
     "chatId": "120363041234567890@g.us",
     "subject": "Sandbox group 120363041234567890",
     "participants": [
@@ -217,7 +217,7 @@ export const RECORDED_EXAMPLES: Readonly<Record<string, unknown>> = {
   },
   "GET /api/{id}/handovers": {
     "success": true,
-    "instanceId": "inst_nsxTytuBIfhs",
+    "instanceId": "inst_TSfDNo8BEkQf",
     "handovers": [
       {
         "phone": "+15550001111",
@@ -225,15 +225,15 @@ export const RECORDED_EXAMPLES: Readonly<Record<string, unknown>> = {
         "fromName": "Bo",
         "flow": "Support",
         "node": "human",
-        "openedAt": "2026-11-25T23:27:02.301Z",
-        "expiresAt": "2026-11-26T00:27:02.301Z"
+        "openedAt": "2026-11-25T23:32:02.737Z",
+        "expiresAt": "2026-11-26T00:32:02.737Z"
       }
     ]
   },
   "GET /api/{id}/messages/{messageId}": {
     "success": true,
-    "instanceId": "inst_nsxTytuBIfhs",
-    "messageId": "3EB00D9B1ECE4D06E95FBB",
+    "instanceId": "inst_TSfDNo8BEkQf",
+    "messageId": "3EB02545975137C7839563",
     "chatId": "15551234567@s.whatsapp.net",
     "phone": "+15551234567",
     "fromMe": true,
@@ -241,8 +241,8 @@ export const RECORDED_EXAMPLES: Readonly<Record<string, unknown>> = {
     "from": null,
     "type": "text",
     "status": "read",
-    "timestamp": "2026-11-25T23:27:01.152Z",
-    "updatedAt": "2026-11-25T23:27:02.213Z",
+    "timestamp": "2026-11-25T23:32:02.517Z",
+    "updatedAt": "2026-11-25T23:32:02.695Z",
     "text": "Hello again!",
     "edited": true,
     "reactions": [
@@ -254,69 +254,69 @@ export const RECORDED_EXAMPLES: Readonly<Record<string, unknown>> = {
   },
   "GET /api/{id}/qr-code": {
     "success": true,
-    "instanceId": "inst_nsxTytuBIfhs",
+    "instanceId": "inst_TSfDNo8BEkQf",
     "status": "qr_code_generated",
-    "qr": "sandbox:inst_nsxTytuBIfhs:wcn2qMoDkNEj4AcX",
+    "qr": "sandbox:inst_TSfDNo8BEkQf:ZnC5ImKJVoFNNmpQ",
     "qrImage": "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAQgAAAEICAYAAA..."
   },
   "GET /api/{id}/sandbox/actions": {
     "success": true,
-    "instanceId": "inst_nsxTytuBIfhs",
+    "instanceId": "inst_TSfDNo8BEkQf",
     "actions": [
       {
         "action": "react",
         "chatId": "15551234567@s.whatsapp.net",
-        "messageId": "SBX54E2584F727E28638E",
+        "messageId": "SBX135820A95B0687CEA5",
         "emoji": "❤️",
-        "at": "2026-11-25T23:27:02.204Z"
+        "at": "2026-11-25T23:32:02.693Z"
       },
       {
         "action": "edit",
         "chatId": "15551234567@s.whatsapp.net",
-        "messageId": "3EB00D9B1ECE4D06E95FBB",
+        "messageId": "3EB02545975137C7839563",
         "text": "Hello again!",
-        "at": "2026-11-25T23:27:02.213Z"
+        "at": "2026-11-25T23:32:02.695Z"
       },
       {
         "action": "read",
         "chatId": "15551234567@s.whatsapp.net",
-        "messageId": "SBX54E2584F727E28638E",
-        "at": "2026-11-25T23:27:02.230Z"
+        "messageId": "SBX135820A95B0687CEA5",
+        "at": "2026-11-25T23:32:02.699Z"
       },
       {
         "action": "presence",
         "chatId": "15551234567@s.whatsapp.net",
         "state": "typing",
-        "at": "2026-11-25T23:27:02.232Z"
+        "at": "2026-11-25T23:32:02.701Z"
       }
     ]
   },
   "GET /api/{id}/sandbox/sent": {
     "success": true,
-    "instanceId": "inst_nsxTytuBIfhs",
+    "instanceId": "inst_TSfDNo8BEkQf",
     "messages": [
       {
-        "messageId": "3EB00D9B1ECE4D06E95FBB",
+        "messageId": "3EB02545975137C7839563",
         "to": "15551234567@s.whatsapp.net",
         "phone": "+15551234567",
         "type": "text",
-        "sentAt": "2026-11-25T23:27:01.207Z",
+        "sentAt": "2026-11-25T23:32:02.520Z",
         "message": "Hello!"
       },
       {
-        "messageId": "3EB03BB8EB7B0FAB56CF42",
+        "messageId": "3EB07A107C02313F103FAC",
         "to": "15551234567@s.whatsapp.net",
         "phone": "+15551234567",
         "type": "document",
-        "sentAt": "2026-11-25T23:27:02.057Z",
+        "sentAt": "2026-11-25T23:32:02.657Z",
         "caption": "Our menu"
       },
       {
-        "messageId": "3EB0B82003BA6D88F19C4D",
+        "messageId": "3EB07FBD7885638EDFB1E9",
         "to": "15551234567@s.whatsapp.net",
         "phone": "+15551234567",
         "type": "location",
-        "sentAt": "2026-11-25T23:27:02.062Z",
+        "sentAt": "2026-11-25T23:32:02.664Z",
         "location": {
           "latitude": 52.52,
           "longitude": 13.405,
@@ -324,11 +324,11 @@ export const RECORDED_EXAMPLES: Readonly<Record<string, unknown>> = {
         }
       },
       {
-        "messageId": "3EB080C0E5E40545C4D1E4",
+        "messageId": "3EB066173019D448B03572",
         "to": "15551234567@s.whatsapp.net",
         "phone": "+15551234567",
         "type": "contact",
-        "sentAt": "2026-11-25T23:27:02.067Z",
+        "sentAt": "2026-11-25T23:32:02.667Z",
         "contacts": [
           {
             "name": "Support",
@@ -338,11 +338,11 @@ export const RECORDED_EXAMPLES: Readonly<Record<string, unknown>> = {
         ]
       },
       {
-        "messageId": "3EB02E69AC27D409804AE3",
+        "messageId": "3EB027364C435FFD9C97CB",
         "to": "15551234567@s.whatsapp.net",
         "phone": "+15551234567",
         "type": "poll",
-        "sentAt": "2026-11-25T23:27:02.074Z",
+        "sentAt": "2026-11-25T23:32:02.671Z",
         "poll": {
           "question": "Lunch?",
           "options": [
@@ -356,9 +356,9 @@ export const RECORDED_EXAMPLES: Readonly<Record<string, unknown>> = {
   },
   "GET /api/{id}/webhook": {
     "success": true,
-    "instanceId": "inst_nsxTytuBIfhs",
+    "instanceId": "inst_TSfDNo8BEkQf",
     "webhook": {
-      "url": "http://127.0.0.1:42871/hook",
+      "url": "http://127.0.0.1:41781/hook",
       "signed": true,
       "events": [
         "message.received",
@@ -378,7 +378,7 @@ export const RECORDED_EXAMPLES: Readonly<Record<string, unknown>> = {
   },
   "GET /api/{id}/webhook/deliveries": {
     "success": true,
-    "instanceId": "inst_nsxTytuBIfhs",
+    "instanceId": "inst_TSfDNo8BEkQf",
     "counts": {
       "pending": 0,
       "delivered": 9,
@@ -386,68 +386,68 @@ export const RECORDED_EXAMPLES: Readonly<Record<string, unknown>> = {
     },
     "deliveries": [
       {
-        "id": "msg_0mwwr6n7g970bb5c75bb9d1b1",
+        "id": "msg_0mwwrd3415df6ce7a77cfcc65",
         "type": "message.received",
-        "createdAt": "2026-11-25T23:27:02.140Z",
+        "createdAt": "2026-11-25T23:32:02.689Z",
         "status": "delivered",
         "attempts": 1,
         "lastError": null,
         "lastStatus": 200,
         "nextAttemptAt": null,
-        "deliveredAt": "2026-11-25T23:27:02.204Z",
-        "finishedAt": "2026-11-25T23:27:02.204Z",
+        "deliveredAt": "2026-11-25T23:32:02.693Z",
+        "finishedAt": "2026-11-25T23:32:02.693Z",
         "redeliveries": 0
       },
       {
-        "id": "msg_0mwwr6n5ucfc5a224e87ed6b6",
+        "id": "msg_0mwwrd33w81375c80ba041b8b",
         "type": "message.received",
-        "createdAt": "2026-11-25T23:27:02.082Z",
+        "createdAt": "2026-11-25T23:32:02.684Z",
         "status": "delivered",
         "attempts": 1,
         "lastError": null,
         "lastStatus": 200,
         "nextAttemptAt": null,
-        "deliveredAt": "2026-11-25T23:27:02.141Z",
-        "finishedAt": "2026-11-25T23:27:02.141Z",
+        "deliveredAt": "2026-11-25T23:32:02.688Z",
+        "finishedAt": "2026-11-25T23:32:02.688Z",
         "redeliveries": 0
       }
     ]
   },
   "POST /api/instances/{id}/credits": {
     "success": true,
-    "instanceId": "inst_nsxTytuBIfhs",
+    "instanceId": "inst_TSfDNo8BEkQf",
     "name": "shop",
     "owner": "acme",
     "sandbox": true,
-    "status": "qr_code_generated",
-    "reason": "waiting for scan",
+    "status": "initializing",
+    "reason": "starting",
     "premium": false,
     "premiumUntil": null,
     "credits": 150,
     "quotaRemaining": "150",
-    "createdAt": "2026-11-25T23:27:00.469Z",
+    "createdAt": "2026-11-25T23:32:02.349Z",
     "webhook": null,
     "node": null
   },
   "POST /api/instances/{id}/premium": {
     "success": true,
-    "instanceId": "inst_nsxTytuBIfhs",
+    "instanceId": "inst_TSfDNo8BEkQf",
     "name": "shop",
     "owner": "acme",
     "sandbox": true,
-    "status": "qr_code_generated",
-    "reason": "waiting for scan",
+    "status": "initializing",
+    "reason": "starting",
     "premium": true,
-    "premiumUntil": "2026-12-25T23:27:00.579Z",
+    "premiumUntil": "2026-12-25T23:32:02.379Z",
     "credits": 150,
     "quotaRemaining": "unlimited",
-    "createdAt": "2026-11-25T23:27:00.469Z",
+    "createdAt": "2026-11-25T23:32:02.349Z",
     "webhook": null,
     "node": null
   },
   "POST /api/instances/{id}/rotate-key": {
     "success": true,
-    "instanceId": "inst_B1kyZQK79AI6",
+    "instanceId": "inst_AhuxnlIa_XPS",
     "name": "spare",
     "owner": "acme",
     "sandbox": true,
@@ -457,14 +457,14 @@ export const RECORDED_EXAMPLES: Readonly<Record<string, unknown>> = {
     "premiumUntil": null,
     "credits": 0,
     "quotaRemaining": "0",
-    "createdAt": "2026-11-25T23:27:00.682Z",
+    "createdAt": "2026-11-25T23:32:02.384Z",
     "webhook": null,
     "node": null,
-    "apiKey": "gw_live_uLbqKex-v0VXJqvCd3og-iwiEPobKgcj"
+    "apiKey": "gw_live_HVtifeDG5gvETfwjJiNMAWMwzHw_rtMC"
   },
   "POST /api/{id}/contacts/check": {
     "success": true,
-    "instanceId": "inst_nsxTytuBIfhs",
+    "instanceId": "inst_TSfDNo8BEkQf",
     "results": [
       {
         "phone": "+15551234567",
@@ -475,114 +475,114 @@ export const RECORDED_EXAMPLES: Readonly<Record<string, unknown>> = {
   },
   "POST /api/{id}/handover/release": {
     "success": true,
-    "instanceId": "inst_nsxTytuBIfhs",
+    "instanceId": "inst_TSfDNo8BEkQf",
     "phone": "+15550001111",
     "chatId": "15550001111@s.whatsapp.net",
     "released": true
   },
   "POST /api/{id}/logout": {
     "success": true,
-    "instanceId": "inst_nsxTytuBIfhs",
+    "instanceId": "inst_TSfDNo8BEkQf",
     "status": "initializing"
   },
   "POST /api/{id}/messages/{messageId}/edit": {
     "success": true,
-    "instanceId": "inst_nsxTytuBIfhs",
+    "instanceId": "inst_TSfDNo8BEkQf",
     "chatId": "15551234567@s.whatsapp.net",
-    "messageId": "3EB00D9B1ECE4D06E95FBB"
+    "messageId": "3EB02545975137C7839563"
   },
   "POST /api/{id}/presence": {
     "success": true,
-    "instanceId": "inst_nsxTytuBIfhs",
+    "instanceId": "inst_TSfDNo8BEkQf",
     "chatId": "15551234567@s.whatsapp.net"
   },
   "POST /api/{id}/react": {
     "success": true,
-    "instanceId": "inst_nsxTytuBIfhs",
+    "instanceId": "inst_TSfDNo8BEkQf",
     "chatId": "15551234567@s.whatsapp.net",
-    "messageId": "SBX54E2584F727E28638E"
+    "messageId": "SBX135820A95B0687CEA5"
   },
   "POST /api/{id}/read": {
     "success": true,
-    "instanceId": "inst_nsxTytuBIfhs",
+    "instanceId": "inst_TSfDNo8BEkQf",
     "chatId": "15551234567@s.whatsapp.net",
     "read": 1
   },
   "POST /api/{id}/restart": {
     "success": true,
-    "instanceId": "inst_nsxTytuBIfhs",
+    "instanceId": "inst_TSfDNo8BEkQf",
     "status": "initializing"
   },
   "POST /api/{id}/rotate-key": {
     "success": true,
-    "instanceId": "inst_nsxTytuBIfhs",
-    "apiKey": "gw_live_6vpN2kG1WPIA364IurXBZ0c4tbDjsJD4"
+    "instanceId": "inst_TSfDNo8BEkQf",
+    "apiKey": "gw_live_aYKrp9_jUksgLMfKK8NnDoEP6CnDvcpM"
   },
   "POST /api/{id}/sandbox/disconnect": {
     "success": true,
-    "instanceId": "inst_nsxTytuBIfhs",
+    "instanceId": "inst_TSfDNo8BEkQf",
     "status": "disconnected"
   },
   "POST /api/{id}/sandbox/inbound": {
     "success": true,
-    "instanceId": "inst_nsxTytuBIfhs",
-    "messageId": "SBX54E2584F727E28638E"
+    "instanceId": "inst_TSfDNo8BEkQf",
+    "messageId": "SBX135820A95B0687CEA5"
   },
   "POST /api/{id}/sandbox/react": {
     "success": true,
-    "instanceId": "inst_nsxTytuBIfhs"
+    "instanceId": "inst_TSfDNo8BEkQf"
   },
   "POST /api/{id}/sandbox/receipt": {
     "success": true,
-    "instanceId": "inst_nsxTytuBIfhs"
+    "instanceId": "inst_TSfDNo8BEkQf"
   },
   "POST /api/{id}/sandbox/scan": {
     "success": true,
-    "instanceId": "inst_nsxTytuBIfhs",
+    "instanceId": "inst_TSfDNo8BEkQf",
     "status": "connected"
   },
   "POST /api/{id}/send-contact": {
     "success": true,
-    "instanceId": "inst_nsxTytuBIfhs",
-    "messageId": "3EB080C0E5E40545C4D1E4",
+    "instanceId": "inst_TSfDNo8BEkQf",
+    "messageId": "3EB066173019D448B03572",
     "to": "15551234567@s.whatsapp.net",
     "quotaRemaining": "unlimited"
   },
   "POST /api/{id}/send-location": {
     "success": true,
-    "instanceId": "inst_nsxTytuBIfhs",
-    "messageId": "3EB0B82003BA6D88F19C4D",
+    "instanceId": "inst_TSfDNo8BEkQf",
+    "messageId": "3EB07FBD7885638EDFB1E9",
     "to": "15551234567@s.whatsapp.net",
     "quotaRemaining": "unlimited"
   },
   "POST /api/{id}/send-media": {
     "success": true,
-    "instanceId": "inst_nsxTytuBIfhs",
-    "messageId": "3EB03BB8EB7B0FAB56CF42",
+    "instanceId": "inst_TSfDNo8BEkQf",
+    "messageId": "3EB07A107C02313F103FAC",
     "to": "15551234567@s.whatsapp.net",
     "quotaRemaining": "unlimited",
     "mediaType": "document"
   },
   "POST /api/{id}/send-poll": {
     "success": true,
-    "instanceId": "inst_nsxTytuBIfhs",
-    "messageId": "3EB02E69AC27D409804AE3",
+    "instanceId": "inst_TSfDNo8BEkQf",
+    "messageId": "3EB027364C435FFD9C97CB",
     "to": "15551234567@s.whatsapp.net",
     "quotaRemaining": "unlimited"
   },
   "POST /api/{id}/webhook/deliveries/{deliveryId}/redeliver": {
     "success": true,
-    "instanceId": "inst_nsxTytuBIfhs",
+    "instanceId": "inst_TSfDNo8BEkQf",
     "requeued": true,
     "delivery": {
-      "id": "msg_0mwwr6n7g970bb5c75bb9d1b1",
+      "id": "msg_0mwwrd3415df6ce7a77cfcc65",
       "type": "message.received",
-      "createdAt": "2026-11-25T23:27:02.140Z",
+      "createdAt": "2026-11-25T23:32:02.689Z",
       "status": "pending",
       "attempts": 0,
       "lastError": null,
       "lastStatus": null,
-      "nextAttemptAt": "2026-11-25T23:27:02.257Z",
+      "nextAttemptAt": "2026-11-25T23:32:02.716Z",
       "deliveredAt": null,
       "finishedAt": null,
       "redeliveries": 1
@@ -590,16 +590,16 @@ export const RECORDED_EXAMPLES: Readonly<Record<string, unknown>> = {
   },
   "POST /api/{id}/webhook/test": {
     "success": true,
-    "instanceId": "inst_nsxTytuBIfhs",
+    "instanceId": "inst_TSfDNo8BEkQf",
     "delivery": {
-      "id": "msg_0mwwr6mfqfe6b567459b5add6",
+      "id": "msg_0mwwrd2z0aa0775f3a681c5af",
       "type": "webhook.test",
-      "createdAt": "2026-11-25T23:27:01.142Z",
+      "createdAt": "2026-11-25T23:32:02.508Z",
       "status": "pending",
       "attempts": 0,
       "lastError": null,
       "lastStatus": null,
-      "nextAttemptAt": "2026-11-25T23:27:01.142Z",
+      "nextAttemptAt": "2026-11-25T23:32:02.508Z",
       "deliveredAt": null,
       "finishedAt": null,
       "redeliveries": 0
@@ -607,7 +607,7 @@ export const RECORDED_EXAMPLES: Readonly<Record<string, unknown>> = {
   },
   "PUT /api/{id}/flow": {
     "success": true,
-    "instanceId": "inst_nsxTytuBIfhs",
+    "instanceId": "inst_TSfDNo8BEkQf",
     "flow": {
       "name": "Support",
       "start": "welcome",
@@ -634,13 +634,13 @@ export const RECORDED_EXAMPLES: Readonly<Record<string, unknown>> = {
       }
     },
     "revision": "00d0af8c71bd1679",
-    "updatedAt": "2026-11-25T23:27:02.265Z"
+    "updatedAt": "2026-11-25T23:32:02.725Z"
   },
   "PUT /api/{id}/webhook": {
     "success": true,
-    "instanceId": "inst_nsxTytuBIfhs",
+    "instanceId": "inst_TSfDNo8BEkQf",
     "webhook": {
-      "url": "http://127.0.0.1:42871/hook",
+      "url": "http://127.0.0.1:41781/hook",
       "signed": true,
       "events": [
         "message.received",
