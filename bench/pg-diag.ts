@@ -20,10 +20,11 @@ if (process.env.LOG_ALL) await admin.query(`ALTER DATABASE ${name} SET log_min_d
 if (process.env.ASYNC_COMMIT) await admin.query(`ALTER DATABASE ${name} SET synchronous_commit = off`);
 const url = `postgres://postgres@127.0.0.1:5432/${name}`;
 const dir = await mkdtemp(join(tmpdir(), 'gw-diag-'));
-const out = spawnSync(process.execPath, [bin, '--data-dir', dir, 'init', '--yes', '--json', '--database', url, '--node-id', 'diag'], { encoding: 'utf8' });
+const out = spawnSync(process.execPath, [bin, '--data-dir', dir, 'init', '--yes', '--json', '--allow-private-webhooks', '--database', url, '--node-id', 'diag'], { encoding: 'utf8' });
 const secret = JSON.parse(out.stdout).serverSecret as string;
 const cfg = JSON.parse(await readFile(join(dir, 'config.json'), 'utf8'));
 cfg.sending = { ...cfg.sending, minIntervalMs: 0, jitterMs: 0 };
+cfg.webhooks = { ...cfg.webhooks, allowPrivateTargets: true };
 await writeFile(join(dir, 'config.json'), JSON.stringify(cfg));
 const node = await startDaemon(bin, dir);
 const j = async (method: string, path: string, headers: Record<string, string>, body?: unknown) => {
@@ -64,7 +65,32 @@ const ticks = async (): Promise<{ node: number; pg: number }> => {
 };
 const before = await stats();
 const t0 = await ticks();
-const r = await autocannon(send, { connections: Number(process.env.CONN ?? 50), seconds, method: 'POST', body, headers });
+let r: { rps: number; p99: number };
+if (process.env.MODE === 'inbound') {
+  // Received messages with a webhook: 20 chats, each sender one after another (as bench/cluster.ts).
+  const { createServer } = await import('node:http');
+  let got = 0;
+  const receiver = createServer((req, res) => req.resume().on('end', () => { got += 1; res.writeHead(200).end(); }));
+  await new Promise<void>((ok) => receiver.listen(0, '127.0.0.1', ok));
+  console.log(await j('PUT', `/api/${created.instanceId}/webhook`, { 'x-api-key': created.apiKey }, { url: `http://127.0.0.1:${(receiver.address() as { port: number }).port}/hook` }));
+  const inbound = `http://127.0.0.1:${node.port}/api/${created.instanceId}/sandbox/inbound`;
+  const end = Date.now() + seconds * 1000;
+  let sent = 0;
+  await Promise.all(Array.from({ length: 20 }, async (_, k) => {
+    for (let i = 0; Date.now() < end; i++) {
+      const res = await fetch(inbound, { method: 'POST', headers, body: JSON.stringify({ from: `+1555100${1000 + k}`, message: `${k}:${i}` }) });
+      await res.arrayBuffer();
+      sent += 1;
+    }
+  }));
+  const t = Date.now();
+  while (got < sent && Date.now() - t < 30_000) await new Promise((ok) => setTimeout(ok, 50));
+  console.log(`inbound: ${Math.round(sent / seconds)}/s accepted, ${got} of ${sent} delivered ${((Date.now() - t) / 1000).toFixed(1)} s after the last`);
+  receiver.close();
+  r = { rps: sent / seconds, p99: 0 };
+} else {
+  r = await autocannon(send, { connections: Number(process.env.CONN ?? 50), seconds, method: 'POST', body, headers });
+}
 await new Promise((r) => setTimeout(r, 1500));
 await db.query('SELECT pg_stat_clear_snapshot()');
 const t1 = await ticks();
