@@ -26,7 +26,7 @@ const cfg = JSON.parse(await readFile(join(dir, 'config.json'), 'utf8'));
 cfg.sending = { ...cfg.sending, minIntervalMs: 0, jitterMs: 0 };
 cfg.webhooks = { ...cfg.webhooks, allowPrivateTargets: true };
 await writeFile(join(dir, 'config.json'), JSON.stringify(cfg));
-const node = await startDaemon(bin, dir);
+const node = await startDaemon(bin, dir, process.env.PROF ? { nodeArgs: ['--cpu-prof', '--cpu-prof-dir', process.env.PROF] } : {});
 const j = async (method: string, path: string, headers: Record<string, string>, body?: unknown) => {
   const r = await fetch(`http://127.0.0.1:${node.port}${path}`, { method, headers: { ...headers, 'content-type': 'application/json' }, ...(body ? { body: JSON.stringify(body) } : {}) });
   return r.json() as Promise<any>;
