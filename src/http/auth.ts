@@ -8,6 +8,7 @@ import { verifySecret } from '../domain/secrets.js';
 import type { AuthFailureLimiter } from './auth-limiter.js';
 import type { ControlRequests } from './control-requests.js';
 import type { Principal, RouteAuth } from './route.js';
+import { AGENT_OPERATIONS } from './agent-policy.js';
 
 
 /** Panel sessions plug in here: a signed-in browser is a principal too. */
@@ -78,7 +79,7 @@ function unauthorized(ctx: Context, deps: AuthDeps, message: string): never {
  * or malformed id all get the same 401, so the answer never reveals whether an instance exists;
  * only trusted callers (the local CLI, an admin session) learn that an id is unknown (404).
  */
-export function authenticate(ctx: Context, auth: RouteAuth, deps: AuthDeps): Authenticated {
+export function authenticate(ctx: Context, auth: RouteAuth, deps: AuthDeps, operationId = ''): Authenticated {
   if (auth === 'public') return { principal: { kind: 'anonymous' } };
   const control = deps.control?.has(ctx.req) ?? false;
   if (auth === 'control') {
@@ -86,6 +87,14 @@ export function authenticate(ctx: Context, auth: RouteAuth, deps: AuthDeps): Aut
     return { principal: { kind: 'control' } };
   }
   const session = control ? null : (deps.sessions?.principal(ctx) ?? null);
+  if (auth === 'admin-or-instance') {
+    // An instance's panel session (or an agent's), or an X-API-Key without X-API-Secret, is kept to
+    // the instance of ?instanceId=; everyone else is checked as for `admin`.
+    const scoped =
+      !control && ((session?.kind === 'session' && session.role !== 'admin') || (session === null && header(ctx, 'x-api-secret') === undefined && header(ctx, 'x-api-key') !== undefined));
+    if (!scoped) return authenticate(ctx, 'admin', deps, operationId);
+    return instanceAuth(ctx, deps, control, session, typeof ctx.query.instanceId === 'string' ? ctx.query.instanceId : '', operationId);
+  }
   if (auth === 'admin') {
     if (control) return { principal: { kind: 'control' } };
     if (session?.kind === 'session' && session.role === 'admin') return { principal: session };
@@ -99,7 +108,11 @@ export function authenticate(ctx: Context, auth: RouteAuth, deps: AuthDeps): Aut
     return unauthorized(ctx, deps, 'missing or invalid X-API-Secret');
   }
   // auth === 'instance'
-  const id = String((ctx.params as Record<string, string> | undefined)?.id ?? '');
+  return instanceAuth(ctx, deps, control, session, String((ctx.params as Record<string, string> | undefined)?.id ?? ''), operationId);
+}
+
+/** An instance's key, or a panel session allowed on it (an agent only on the routes of agent-policy.ts). */
+function instanceAuth(ctx: Context, deps: AuthDeps, control: boolean, session: Principal | null, id: string, operationId: string): Authenticated {
   const record = isInstanceId(id) ? deps.instances.get(id) : undefined;
   if (control || (session?.kind === 'session' && session.role === 'admin')) {
     if (!record) throw new GatewayError('NOT_FOUND', `no instance with id ${JSON.stringify(id.slice(0, 60))}`);
@@ -107,6 +120,10 @@ export function authenticate(ctx: Context, auth: RouteAuth, deps: AuthDeps): Aut
   }
   if (session?.kind === 'session' && session.role === 'instance') {
     if (!record || session.instanceId !== record.id) return unauthorized(ctx, deps, 'this panel session is for another instance');
+    return { principal: session, instance: record };
+  }
+  if (session?.kind === 'session' && session.role === 'agent') {
+    if (!record || !session.instances.includes(record.id) || !AGENT_OPERATIONS.has(operationId)) return unauthorized(ctx, deps, 'an agent may use the inbox, chats and status of its own instances only');
     return { principal: session, instance: record };
   }
   const key = header(ctx, 'x-api-key');

@@ -6,6 +6,10 @@ import type { SendService } from './send-service.js';
 export interface SendingParts {
   config: Pick<GatewayConfig, 'media'>;
   sender: Pick<SendService, 'send' | 'act'>;
+  /** Replies a person sends from the panel (text and media) go into the audit log (never their text). */
+  audit?: AuditPart;
+  /** Whether a person took the chat over (the reply is then a handover reply). */
+  handedOver?: (instanceId: string, chatId: string) => Promise<boolean>;
 }
 import { GatewayError } from '../domain/errors.js';
 import { defineRoute, type RouteDef } from '../http/route.js';
@@ -14,11 +18,19 @@ import { SendBody, SendContactInput, SendLocationInput, SendMediaBody, SendMedia
 import { mentionJids, recipient } from './address.js';
 import { detectMedia } from '../media/media-type.js';
 import { withUpload } from '../http/upload.js';
+import type { Principal } from '../http/route.js';
+import { audited, type AuditPart } from '../audit/audit-part.js';
 
 const SEND_ERRORS = ['MISSING_FIELD', 'INVALID_FIELD', 'INVALID_PHONE', 'PREMIUM_REQUIRED', 'QUOTA_EXHAUSTED', 'CONNECTION_NOT_READY', 'STORAGE_UNAVAILABLE', 'SENT_NOT_RECORDED', 'RATE_LIMITED'] as const;
 
 /** Sending text and media; each costs one credit on a non-premium instance. */
 export function sendingRoutes(core: SendingParts): RouteDef[] {
+  /** A send from a panel session is a person's reply: audited (API and flow sends are not, they are the traffic). */
+  const reply = async <T>(principal: Principal, instanceId: string, to: string, send: () => Promise<T>): Promise<T> => {
+    if (principal.kind !== 'session' || !core.audit) return send();
+    const handed = (await core.handedOver?.(instanceId, to).catch(() => false)) ?? false;
+    return audited(core.audit, principal, handed ? 'handover.reply' : 'chat.reply', { instanceId, target: to }, send);
+  };
   return [
     defineRoute({
       method: 'POST',
@@ -36,16 +48,18 @@ export function sendingRoutes(core: SendingParts): RouteDef[] {
         example: { success: true, instanceId: 'inst_k3J9xQ2mVb7n', messageId: '3EB0C767F26D4C4A5B8A', to: '15551234567@s.whatsapp.net', quotaRemaining: '41' },
       },
       errors: SEND_ERRORS,
-      async handle({ instance, body }) {
+      async handle({ instance, body, principal }) {
         const to = recipient(body);
         const mentions = mentionJids(body.mentions);
-        const result = await core.sender.send(instance.id, {
-          kind: 'text',
-          to,
-          text: body.message,
-          ...(body.replyTo !== undefined ? { replyTo: body.replyTo } : {}),
-          ...(mentions ? { mentions } : {}),
-        });
+        const result = await reply(principal, instance.id, to, () =>
+          core.sender.send(instance.id, {
+            kind: 'text',
+            to,
+            text: body.message,
+            ...(body.replyTo !== undefined ? { replyTo: body.replyTo } : {}),
+            ...(mentions ? { mentions } : {}),
+          }),
+        );
         return { success: true, instanceId: instance.id, messageId: result.messageId, to, quotaRemaining: result.quotaRemaining };
       },
     }),
@@ -62,23 +76,25 @@ export function sendingRoutes(core: SendingParts): RouteDef[] {
       example: { phone: '+15551234567', caption: 'Our menu' },
       response: { description: 'Sent.', schema: SendMediaBody },
       errors: [...SEND_ERRORS, 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE'],
-      async handle({ koa, instance }) {
+      async handle({ koa, instance, principal }) {
         return withUpload(koa, core.config.media.maxBytes, async (file, raw) => {
           const fields = parseInput(SendMediaFields, raw);
           const to = recipient(fields);
           if (!file) throw new GatewayError('MISSING_FIELD', 'file is required');
           const media = await detectMedia(file.filepath, file.mimetype);
           const fileName = basename(file.originalFilename ?? 'file').slice(0, 200) || 'file';
-          const result = await core.sender.send(instance.id, {
-            kind: 'media',
-            to,
-            mediaType: media.mediaType,
-            mimetype: media.mimetype,
-            path: file.filepath,
-            fileName,
-            ...(fields.caption !== undefined && fields.caption !== '' ? { caption: fields.caption } : {}),
-            ...(fields.replyTo !== undefined ? { replyTo: fields.replyTo } : {}),
-          });
+          const result = await reply(principal, instance.id, to, () =>
+            core.sender.send(instance.id, {
+              kind: 'media',
+              to,
+              mediaType: media.mediaType,
+              mimetype: media.mimetype,
+              path: file.filepath,
+              fileName,
+              ...(fields.caption !== undefined && fields.caption !== '' ? { caption: fields.caption } : {}),
+              ...(fields.replyTo !== undefined ? { replyTo: fields.replyTo } : {}),
+            }),
+          );
           return { success: true, instanceId: instance.id, messageId: result.messageId, to, quotaRemaining: result.quotaRemaining, mediaType: media.mediaType };
         });
       },
