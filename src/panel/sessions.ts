@@ -56,6 +56,8 @@ export interface SessionView {
   operator: string | null;
   /** An instance session's instance name (null when it has none). */
   name: string | null;
+  /** Whether an instance session's instance is a sandbox (null for other sessions). */
+  sandbox: boolean | null;
   /** An agent's instances, with their names. */
   instances: Array<{ instanceId: string; name: string | null }>;
 }
@@ -293,6 +295,7 @@ export class PanelSessions implements SessionResolver {
       instanceId: who.role === 'instance' ? who.instanceId : null,
       operator: operatorOf(who),
       name: who.role === 'instance' ? name(who.instanceId) : null,
+      sandbox: who.role === 'instance' ? (this.deps.instances.get(who.instanceId)?.sandbox ?? false) : null,
       // Instances deleted since the agent was given them are left out.
       instances: who.role === 'agent' ? who.instances.filter((id) => this.deps.instances.get(id) !== undefined).map((id) => ({ instanceId: id, name: name(id) })) : [],
     };
