@@ -151,8 +151,11 @@ export function Inbox({ id, chat, session }: { id: string; chat: string | null; 
     void loadList();
     // One stream for the page: new messages, their statuses, new handovers.
     const close = liveEvents(id, ['message.received', 'message.status', 'conversation.handover'], (type, data) => {
-      if (data.chatId === chatRef.current && type !== 'conversation.handover') void loadChat(String(data.chatId), true);
-      void loadList(true);
+      const open = data.chatId === chatRef.current;
+      if (open && type !== 'conversation.handover') void loadChat(String(data.chatId), true);
+      // A message that arrives in the open chat is read there and then.
+      if (open && type === 'message.received') void api('POST', `/api/${enc(id)}/read`, { chatId: String(data.chatId) }, { background: true }).catch(() => undefined).then(() => loadList(true));
+      else void loadList(true);
     });
     // Handovers also end by timeout or by a release elsewhere (no event): the list follows.
     const stop = every(15_000, () => void loadList(true));
