@@ -92,6 +92,9 @@ export function Inbox({ id, chat, session }: { id: string; chat: string | null; 
   const fileInput = useRef<HTMLInputElement>(null);
   const scroller = useRef<HTMLOListElement>(null);
   const stickToEnd = useRef(true);
+  const replyForm = useRef<HTMLFormElement>(null);
+  /** The chat whose first page was shown: the page itself is scrolled to it once, on opening. */
+  const shownChat = useRef<string | null>(null);
 
   const newestList = useRef(newestOnly()).current;
   const newestChat = useRef(newestOnly()).current;
@@ -182,7 +185,13 @@ export function Inbox({ id, chat, session }: { id: string; chat: string | null; 
   useLayoutEffect(() => {
     const el = scroller.current;
     if (el && stickToEnd.current) el.scrollTop = el.scrollHeight;
-  }, [messages]);
+    // Opening a chat on a small screen: the page scrolls down to its newest message and the reply box.
+    if (chat && messages.length > 0 && shownChat.current !== chat) {
+      shownChat.current = chat;
+      const form = replyForm.current;
+      if (form && form.getBoundingClientRect().bottom > window.innerHeight) form.scrollIntoView({ block: 'end' });
+    }
+  }, [messages, chat]);
 
   // Search: names and numbers here, message texts on the server.
   useEffect(() => {
@@ -354,7 +363,7 @@ export function Inbox({ id, chat, session }: { id: string; chat: string | null; 
               </li>
             ))}
           </ol>
-          <form className="reply" onSubmit={(e) => void send(e)}>
+          <form className="reply" onSubmit={(e) => void send(e)} ref={replyForm}>
             <label className="grow">
               Reply
               <textarea
