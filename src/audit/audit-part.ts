@@ -21,7 +21,15 @@ export function auditPart(log: AuditLog, clock: Clock, logger: Logger): AuditPar
   return {
     async record(entry) {
       try {
-        await log.append({ at: new Date(clock.now()).toISOString(), ...entry });
+        // Ids and targets come from requests: bounded, whatever a caller sends.
+        await log.append({
+          at: new Date(clock.now()).toISOString(),
+          actor: entry.actor.slice(0, 200),
+          action: entry.action,
+          ...(entry.instanceId !== undefined ? { instanceId: entry.instanceId.slice(0, 200) } : {}),
+          ...(entry.target !== undefined ? { target: entry.target.slice(0, 200) } : {}),
+          outcome: entry.outcome,
+        });
       } catch (err) {
         logger.error({ err, action: entry.action, actor: entry.actor, instanceId: entry.instanceId }, 'could not write an audit entry');
       }

@@ -154,11 +154,15 @@ export function panelMiddleware(deps: PanelHttpDeps): Middleware {
       // One compare whether or not the instance exists: the answer never tells.
       if (verifySecret(str(b.apiKey), record?.keyHash) && record) opened = await deps.sessions.open({ role: 'instance', instanceId: record.id }, record.keyHash);
     }
-    await deps.audit?.record({ actor, action: 'panel.signin', ...(instanceId ? { instanceId } : {}), outcome: opened ? 'ok' : 'UNAUTHORIZED' });
+    const signin = { actor, action: 'panel.signin', ...(instanceId ? { instanceId } : {}) };
     if (!opened) {
+      // Counted first: past the limit (429) a failure is not recorded, so a spray of guesses
+      // cannot fill the audit log.
       deps.limiter.fail(ctx.ip);
+      await deps.audit?.record({ ...signin, outcome: 'UNAUTHORIZED' });
       throw new GatewayError('UNAUTHORIZED', INVALID);
     }
+    await deps.audit?.record({ ...signin, outcome: 'ok' });
     setCookie(ctx, opened.token, maxAge);
     ctx.set('Cache-Control', 'no-store');
     ctx.status = 201;

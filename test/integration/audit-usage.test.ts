@@ -134,3 +134,14 @@ test('credits: a refund down to the free credits, 409 INSUFFICIENT_CREDITS below
   const after = await again.request('GET', `/api/instances/${inst.id}/usage`, { secret: d.secret });
   t.deepEqual(after.body.days, [{ date: today, sent: 4, debited: 3 }]);
 });
+
+test('audit: refused sign-ins past the failure limit (429) are not recorded, so guesses cannot fill the log; an unknown name is anonymous', async (t) => {
+  const d = await startTestDaemon({ config: { rateLimit: { authFailures: 3 } } });
+  t.teardown(() => d.close());
+  const statuses: number[] = [];
+  for (let i = 0; i < 8; i += 1) statuses.push((await d.request('POST', '/panel/api/session', { json: { operator: `guess${i}`, password: 'x' } })).status);
+  t.deepEqual(statuses, [401, 401, 401, 429, 429, 429, 429, 429]);
+  const signins = (await entries(d)).filter((e) => e.action === 'panel.signin');
+  t.deepEqual(signins.map((e) => [e.actor, e.outcome]), [['anonymous', 'UNAUTHORIZED'], ['anonymous', 'UNAUTHORIZED'], ['anonymous', 'UNAUTHORIZED']]);
+  t.false(JSON.stringify(signins).includes('guess'), 'a guessed name is not written down');
+});
