@@ -58,10 +58,12 @@ export function App() {
 
   // Each page says where it is in the tab's title.
   const parts = hash.replace(/^#\/?/, '').split('/').filter(Boolean);
+  const signedInNow = Boolean(session);
   useEffect(() => {
-    const where = parts[0] === 'operators' ? 'Operators' : parts[0] === 'audit' ? 'Audit log' : parts[0] === 'i' ? (parts[2] ?? 'Instance') : 'Instances';
-    document.title = session ? `${where[0]!.toUpperCase()}${where.slice(1)} · Gateway panel` : 'Sign in · Gateway panel';
-  }, [parts, session]);
+    const p = hash.replace(/^#\/?/, '').split('/').filter(Boolean);
+    const where = p[0] === 'operators' ? 'Operators' : p[0] === 'audit' ? 'Audit log' : p[0] === 'i' ? (p[2] ?? 'Instance') : 'Instances';
+    document.title = signedInNow ? `${where[0]!.toUpperCase()}${where.slice(1)} · Gateway panel` : 'Sign in · Gateway panel';
+  }, [hash, signedInNow]);
 
   const signOut = async (): Promise<void> => {
     await api('DELETE', '/panel/api/session').catch(() => undefined);
