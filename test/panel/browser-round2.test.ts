@@ -100,6 +100,7 @@ test('operators: the admin adds an agent; the agent sees only its instance, clai
   await page.getByRole('heading', { name: 'Audit log' }).waitFor();
   await page.getByLabel('Actor').fill('operator:bob');
   await page.getByRole('button', { name: 'Filter' }).click();
+  await waitFor(async () => (await page.locator('tr[data-actor]:not([data-actor="operator:bob"])').count()) === 0, 10_000, 'the filtered entries');
   const reply = page.locator('[data-action="handover.reply"][data-actor="operator:bob"]');
   await reply.waitFor();
   t.regex((await reply.textContent()) ?? '', /15550001111@s\.whatsapp\.net.*ok/);
