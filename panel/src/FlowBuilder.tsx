@@ -6,6 +6,7 @@ import {
   Background,
   Controls,
   Handle,
+  MarkerType,
   Position,
   ReactFlow,
   ReactFlowProvider,
@@ -22,6 +23,8 @@ import {
 } from '@xyflow/react';
 import { api, ApiError, enc, errorText } from './api';
 import { ConfirmButton } from './Confirm';
+import { layoutFlow } from './flow-layout';
+import { RoutedEdge } from './RoutedEdge';
 
 type RuleKind = 'contains' | 'equals' | 'regex' | 'any';
 /** Fields the builder does not edit but keeps as they are: `description` and the "_" fields of tools. */
@@ -180,6 +183,9 @@ function ConditionNode({ id, data }: NodeProps<FNode>) {
 }
 
 const nodeTypes = { message: MessageNode, condition: ConditionNode, handover: HandoverNode };
+const edgeTypes = { routed: RoutedEdge };
+/** Every edge: one that stays visible (RoutedEdge), with an arrow at its end. */
+const EDGE_OPTIONS = { type: 'routed', markerEnd: { type: MarkerType.ArrowClosed, width: 18, height: 18 } };
 
 const extrasOf = (o: Record<string, unknown>, also: string[] = []): Extra =>
   Object.fromEntries(Object.entries(o).filter(([k]) => (k.startsWith('_') && k !== POSITION) || also.includes(k)));
@@ -205,15 +211,18 @@ function toDoc(name: string, start: string, nodes: FNode[], edges: Edge[], flowE
   return doc;
 }
 
-function fromDoc(doc: FlowDoc): { nodes: FNode[]; edges: Edge[] } {
+function fromDoc(doc: FlowDoc): { nodes: FNode[]; edges: Edge[]; placed: boolean } {
   const nodes: FNode[] = [];
   const edges: Edge[] = [];
+  let placed = true;
   const edge = (source: string, sourceHandle: string, target: unknown): void => {
-    if (typeof target === 'string') edges.push({ id: `${source}-${sourceHandle}-${target}`, source, sourceHandle, target });
+    if (typeof target === 'string') edges.push({ id: `${source}-${sourceHandle}-${target}`, source, sourceHandle, target, ...EDGE_OPTIONS });
   };
   Object.entries(doc.nodes).forEach(([id, n], i) => {
     const p = n[POSITION] as { x?: unknown; y?: unknown } | undefined;
-    const position = p && typeof p.x === 'number' && typeof p.y === 'number' ? { x: p.x, y: p.y } : { x: 40 + (i % 3) * 360, y: 40 + Math.floor(i / 3) * 300 };
+    const known = p && typeof p.x === 'number' && typeof p.y === 'number';
+    if (!known) placed = false;
+    const position = known ? { x: p.x as number, y: p.y as number } : { x: 40 + (i % 3) * 360, y: 40 + Math.floor(i / 3) * 300 };
     const extra = extrasOf(n, ['description']);
     if (n.type === 'condition') {
       const rules = (n.rules as Record<string, unknown>[]).map((r, j) => {
@@ -229,8 +238,12 @@ function fromDoc(doc: FlowDoc): { nodes: FNode[]; edges: Edge[] } {
       nodes.push({ id, type: kind, position, data: { kind, text: typeof n.text === 'string' ? n.text : '', extra } });
     }
   });
-  return { nodes, edges };
+  return { nodes, edges, placed };
 }
+
+/** The document without the places of its nodes: what a save changes besides the layout. */
+const withoutPlaces = (doc: FlowDoc): string =>
+  JSON.stringify({ ...doc, nodes: Object.fromEntries(Object.entries(doc.nodes).map(([k, { [POSITION]: _p, ...rest }]) => [k, rest])) });
 
 /** Nodes React Flow has measured (fitting the view before that would leave new ones out). */
 const measuredCount = (s: ReactFlowState): number => {
@@ -252,10 +265,13 @@ function Builder({ id }: { id: string }) {
   const [error, setError] = useState('');
   const [loaded, setLoaded] = useState(false);
   const [saved, setSaved] = useState('');
+  const [savedPlaces, setSavedPlaces] = useState('');
   const [fitted, setFitted] = useState(0);
+  // A flow without positions (from a file, from the API) is laid out once its nodes are measured.
+  const [layoutPending, setLayoutPending] = useState(false);
 
   const adopt = useCallback((flow: FlowDoc | null) => {
-    const g = flow ? fromDoc(flow) : { nodes: [], edges: [] };
+    const g = flow ? fromDoc(flow) : { nodes: [], edges: [], placed: true };
     setNodes(g.nodes);
     setEdges(g.edges);
     setName(flow?.name ?? 'panel flow');
@@ -263,11 +279,15 @@ function Builder({ id }: { id: string }) {
     setFlowExtra(flow ? extrasOf(flow, ['description']) : {});
     setErrors({});
     setFitted(0);
-    setSaved(flow ? JSON.stringify(toDoc(flow.name, flow.start, g.nodes, g.edges, extrasOf(flow, ['description']))) : '');
+    setLayoutPending(!g.placed && g.nodes.length > 0);
+    const doc = flow ? toDoc(flow.name, flow.start, g.nodes, g.edges, extrasOf(flow, ['description'])) : null;
+    setSaved(doc ? withoutPlaces(doc) : '');
+    setSavedPlaces(doc && g.placed ? JSON.stringify(doc) : '');
   }, []);
 
   useEffect(() => {
-    api<{ flow: FlowDoc }>('GET', `/api/${enc(id)}/flow`).then(
+    // `optional`: no flow yet is an answer, not a 404 in the browser's console.
+    api<{ flow: FlowDoc | null }>('GET', `/api/${enc(id)}/flow?optional=true`).then(
       (r) => {
         adopt(r.flow);
         setLoaded(true);
@@ -303,18 +323,35 @@ function Builder({ id }: { id: string }) {
 
   // A narrow canvas (a phone) opens readable at the start node instead: the rest is a pan away.
   const startNode = nodes.some((n) => n.id === start) ? start : (nodes[0]?.id ?? '');
+  const { getNodes } = useReactFlow();
+  const arrange = useCallback(() => {
+    const sized = getNodes().map((n) => ({ id: n.id, width: n.measured?.width ?? 280, height: n.measured?.height ?? 160 }));
+    const places = layoutFlow(sized, edges, startNode);
+    setNodes((ns) => ns.map((n) => ({ ...n, position: places.get(n.id) ?? n.position })));
+    setFitted(0);
+  }, [getNodes, edges, startNode]);
   useEffect(() => {
-    if (count === 0 || measured !== count || fitted === count) return;
+    if (count === 0 || measured !== count) return;
+    if (layoutPending) {
+      setLayoutPending(false);
+      arrange();
+      return;
+    }
+    if (fitted === count) return;
+    // A narrow canvas (a phone) opens at the start node and the nodes it leads to, readable; a
+    // wide one shows every node.
     const narrow = (canvas.current?.clientWidth ?? 1000) < 600;
-    const options = narrow ? { nodes: [{ id: startNode }], padding: 0.1, maxZoom: 0.9 } : { padding: 0.15, maxZoom: 1 };
+    const next = new Set(edges.filter((e) => e.source === startNode).map((e) => e.target));
+    const first = [{ id: startNode }, ...[...next].slice(0, 2).map((nid) => ({ id: nid }))];
+    const options = narrow ? { nodes: first, padding: 0.06, maxZoom: 0.9, minZoom: 0.25 } : { padding: 0.12, maxZoom: 1, minZoom: 0.2 };
     void Promise.resolve(fitView(options)).then(() => setFitted(count));
-  }, [count, measured, fitted, fitView, startNode]);
+  }, [count, measured, fitted, fitView, startNode, layoutPending, arrange, edges]);
 
   const onNodesChange = useCallback((c: NodeChange<FNode>[]) => setNodes((ns) => applyNodeChanges(c, ns)), []);
   const onEdgesChange = useCallback((c: EdgeChange[]) => setEdges((es) => applyEdgeChanges(c, es)), []);
   // One edge per source handle: a new connection replaces the old one.
   const sameExit = (e: Edge, source: string, handle: string | null | undefined): boolean => e.source === source && (e.sourceHandle ?? 'next') === (handle ?? 'next');
-  const onConnect = useCallback((c: Connection) => setEdges((es) => addEdge(c, es.filter((e) => !sameExit(e, c.source, c.sourceHandle)))), []);
+  const onConnect = useCallback((c: Connection) => setEdges((es) => addEdge({ ...c, ...EDGE_OPTIONS }, es.filter((e) => !sameExit(e, c.source, c.sourceHandle)))), []);
   const onNodesDelete = useCallback((gone: FNode[]) => {
     setStart((s) => (gone.some((n) => n.id === s) ? '' : s));
   }, []);
@@ -326,7 +363,7 @@ function Builder({ id }: { id: string }) {
       ids: nodes.map((n) => n.id),
       targetOf: (source, handle) => edges.find((e) => sameExit(e, source, handle))?.target ?? '',
       connect: (source, handle, target) =>
-        setEdges((es) => [...es.filter((e) => !sameExit(e, source, handle)), ...(target ? [{ id: `${source}-${handle}-${target}`, source, sourceHandle: handle, target }] : [])]),
+        setEdges((es) => [...es.filter((e) => !sameExit(e, source, handle)), ...(target ? [{ id: `${source}-${handle}-${target}`, source, sourceHandle: handle, target, ...EDGE_OPTIONS }] : [])]),
       removeNode: (nid) => {
         setNodes((ns) => ns.filter((n) => n.id !== nid));
         setEdges((es) => es.filter((e) => e.source !== nid && e.target !== nid));
@@ -336,13 +373,13 @@ function Builder({ id }: { id: string }) {
         setNodes((ns) => ns.map((n) => (n.id === nid && n.data.kind === 'condition' ? { ...n, data: { ...n.data, rules: n.data.rules.filter((_, j) => j !== index) } } : n)));
         // The rules after it move up one place, and their edges with them.
         setEdges((es) =>
-          es.flatMap((e) => {
+          es.flatMap((e): Edge[] => {
             const m = e.source === nid ? /^rule-(\d+)$/.exec(e.sourceHandle ?? '') : null;
             if (!m) return [e];
             const j = Number(m[1]);
             if (j === index) return [];
             if (j < index) return [e];
-            return [{ ...e, id: `${nid}-rule-${j - 1}-${e.target}`, sourceHandle: `rule-${j - 1}` }];
+            return [{ ...e, id: `${nid}-rule-${j - 1}-${e.target}`, sourceHandle: `rule-${j - 1}`, ...EDGE_OPTIONS }];
           }),
         );
       },
@@ -362,7 +399,8 @@ function Builder({ id }: { id: string }) {
 
   const startId = nodes.some((n) => n.id === start) ? start : (nodes[0]?.id ?? '');
   const doc = toDoc(name, startId, nodes, edges, flowExtra);
-  const dirty = loaded && JSON.stringify(doc) !== saved && !(nodes.length === 0 && saved === '');
+  const dirty = loaded && withoutPlaces(doc) !== saved && !(nodes.length === 0 && saved === '');
+  const moved = loaded && !dirty && nodes.length > 0 && JSON.stringify(doc) !== savedPlaces;
 
   const save = async (): Promise<void> => {
     setErrors({});
@@ -375,7 +413,8 @@ function Builder({ id }: { id: string }) {
     try {
       await api('PUT', `/api/${enc(id)}/flow`, doc);
       setStart(startId);
-      setSaved(JSON.stringify(doc));
+      setSaved(withoutPlaces(doc));
+      setSavedPlaces(JSON.stringify(doc));
       setMessage('Saved: the flow is active.');
     } catch (err) {
       const node = err instanceof ApiError && typeof err.detail.node === 'string' ? err.detail.node : null;
@@ -432,28 +471,29 @@ function Builder({ id }: { id: string }) {
           <button type="button" className="primary" onClick={() => void save()}>
             Save and activate
           </button>
+          <button type="button" onClick={arrange} disabled={nodes.length === 0} title="Lay the nodes out again, left to right">
+            Arrange
+          </button>
           <ConfirmButton label="Clear flow" question="Remove the flow? The bot stops answering." yes="Yes, clear" group="confirm clear" onYes={() => void clear()} />
         </div>
       </div>
-      <p className="muted" aria-live="polite" data-testid="flow-state">
-        {!loaded ? 'Loading…' : nodes.length === 0 ? (message ? '' : 'No flow yet: add a node to begin.') : dirty ? 'Unsaved changes.' : message ? '' : 'Saved.'}
-      </p>
-      {message && (
-        <p className="ok" role="status">
-          {message}
+      {/* One line for the state and what an action said: its height never changes, so the canvas never moves. */}
+      <div className="flow-status">
+        <p className="muted" aria-live="polite" data-testid="flow-state">
+          {!loaded ? 'Loading…' : nodes.length === 0 ? (message ? '' : 'No flow yet: add a node to begin.') : dirty ? 'Unsaved changes.' : message ? '' : moved ? 'Saved (the layout changed: save to keep it).' : 'Saved.'}
         </p>
-      )}
-      {error && (
-        <p className="error" role="alert">
-          {error}
+        <p className={message ? 'ok' : error ? 'error' : ''} role={error ? 'alert' : 'status'}>
+          {message || error}
         </p>
-      )}
+      </div>
       <div className="canvas" data-fitted={fitted} ref={canvas}>
         <GraphContext.Provider value={graph}>
           <ReactFlow
             nodes={nodes}
             edges={edges}
             nodeTypes={nodeTypes}
+            edgeTypes={edgeTypes}
+            defaultEdgeOptions={EDGE_OPTIONS}
             onNodesChange={onNodesChange}
             onEdgesChange={onEdgesChange}
             onConnect={onConnect}

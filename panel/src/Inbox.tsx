@@ -1,39 +1,100 @@
-import { useCallback, useEffect, useRef, useState, type FormEvent } from 'react';
-import { api, clock, enc, errorText, every, liveEvents, newestOnly, when } from './api';
+import { useCallback, useEffect, useLayoutEffect, useRef, useState, type FormEvent } from 'react';
+import { api, clock, enc, errorText, every, liveEvents, newestOnly, upload, when, type Session } from './api';
 
+interface Chat {
+  chatId: string;
+  name?: string;
+  isGroup: boolean;
+  lastMessageAt: string;
+  unread: number;
+  handover: boolean;
+}
 interface Handover {
   phone: string | null;
   chatId: string;
   fromName: string | null;
-  node: string;
   openedAt: string;
-  expiresAt?: string;
+  expiresAt: string;
+  claimedBy: string | null;
 }
 interface Message {
-  messageId?: string;
-  id?: string;
+  messageId: string;
+  chatId: string;
   fromMe: boolean;
+  fromName?: string;
   text?: string;
   caption?: string;
-  timestamp?: string;
-  type?: string;
+  timestamp: string;
+  type: string;
   status?: string;
+  deleted?: boolean;
+  media?: { mimetype: string; size: number; fileName?: string; url: string | null };
+}
+interface Found {
+  chats: Chat[];
+  messages: Array<{ messageId: string; chatId: string; fromMe: boolean; fromName?: string; text?: string; caption?: string; timestamp: string }>;
 }
 
-const who = (h: Handover): string => [h.fromName, h.phone].filter(Boolean).join(' ') || h.chatId;
+/** A chat's number: the digits of a phone chat, shown as +E.164. */
+const numberOf = (chatId: string): string => (chatId.endsWith('@s.whatsapp.net') ? `+${chatId.split('@')[0]}` : chatId.endsWith('@g.us') ? 'group' : chatId.split('@')[0]!);
+const titleOf = (c: { chatId: string; name?: string | undefined }): string => c.name ?? numberOf(c.chatId);
+const claimer = (by: string): string => by.replace(/^operator:/, '').replace(/^secret$/, 'the admin').replace(/^instance:.*/, 'the instance key');
+const chatUrl = (id: string, chatId: string): string => `#/i/${enc(id)}/inbox/${enc(chatId)}`;
 
-/** Open handovers, newest first, kept current by the page's event stream. */
-export function Inbox({ id }: { id: string }) {
-  const [handovers, setHandovers] = useState<Handover[]>([]);
+/** A message's body: its text, or its media inline (image, video, audio) or as a download. */
+function Body({ m }: { m: Message }) {
+  if (m.deleted) return <span className="text muted">(deleted)</span>;
+  const caption = m.caption ?? m.text;
+  if (m.media) {
+    const { url, mimetype, fileName } = m.media;
+    let media;
+    if (!url) media = <span className="muted">({m.type}: no longer kept)</span>;
+    else if (mimetype.startsWith('image/')) media = <img className="media" src={url} alt={caption ?? fileName ?? 'an image'} loading="lazy" />;
+    else if (mimetype.startsWith('video/')) media = <video className="media" src={url} controls preload="metadata" aria-label={caption ?? fileName ?? 'a video'} />;
+    else if (mimetype.startsWith('audio/')) media = <audio src={url} controls preload="metadata" aria-label={caption ?? fileName ?? 'a voice message'} />;
+    else
+      media = (
+        <a href={url} download={fileName ?? true}>
+          Download {fileName ?? m.type} ({Math.max(1, Math.round(m.media.size / 1024))} KB)
+        </a>
+      );
+    return (
+      <>
+        {media}
+        {m.caption && <span className="text">{m.caption}</span>}
+      </>
+    );
+  }
+  return <span className="text">{m.text ?? `[${m.type}]`}</span>;
+}
+
+/**
+ * The inbox: every chat of the instance (newest first, unread counts, handovers and who claimed
+ * them), search by name, number and text, and the open chat at its newest message with a reply
+ * box (text or a file). Each chat has its URL (#/i/ID/inbox/CHAT). Kept current by one event
+ * stream and a slow poll (handovers also end by timeout).
+ */
+export function Inbox({ id, chat, session }: { id: string; chat: string | null; session: Session }) {
+  const [chats, setChats] = useState<Chat[]>([]);
+  const [handovers, setHandovers] = useState<Map<string, Handover>>(new Map());
   const [loaded, setLoaded] = useState(false);
-  const [chat, setChat] = useState<string | null>(null);
+  const [query, setQuery] = useState('');
+  const [found, setFound] = useState<Found | null>(null);
   const [messages, setMessages] = useState<Message[]>([]);
+  const [older, setOlder] = useState<string | null>(null);
   const [reply, setReply] = useState('');
+  const [file, setFile] = useState<File | null>(null);
   const [sending, setSending] = useState(false);
   const [error, setError] = useState('');
   const [done, setDone] = useState('');
-  const chatRef = useRef<string | null>(null);
+  const chatRef = useRef<string | null>(chat);
   chatRef.current = chat;
+  const fileInput = useRef<HTMLInputElement>(null);
+  const scroller = useRef<HTMLOListElement>(null);
+  const stickToEnd = useRef(true);
+  const replyForm = useRef<HTMLFormElement>(null);
+  /** The chat whose first page was shown: the page itself is scrolled to it once, on opening. */
+  const shownChat = useRef<string | null>(null);
 
   const newestList = useRef(newestOnly()).current;
   const newestChat = useRef(newestOnly()).current;
@@ -41,9 +102,13 @@ export function Inbox({ id }: { id: string }) {
     async (background = false) => {
       const current = newestList();
       try {
-        const r = await api<{ handovers: Handover[] }>('GET', `/api/${enc(id)}/handovers`, undefined, { background });
+        const [c, h] = await Promise.all([
+          api<{ chats: Chat[] }>('GET', `/api/${enc(id)}/chats`, undefined, { background }),
+          api<{ handovers: Handover[] }>('GET', `/api/${enc(id)}/handovers`, undefined, { background }),
+        ]);
         if (!current()) return;
-        setHandovers([...r.handovers].sort((a, b) => b.openedAt.localeCompare(a.openedAt)));
+        setChats(c.chats);
+        setHandovers(new Map(h.handovers.map((x) => [x.chatId, x])));
         setLoaded(true);
       } catch (err) {
         if (!background) setError(errorText(err));
@@ -53,28 +118,47 @@ export function Inbox({ id }: { id: string }) {
   );
 
   const loadChat = useCallback(
-    async (chatId: string) => {
+    async (chatId: string, keepScroll = false) => {
       const current = newestChat();
       try {
-        const r = await api<{ messages: Message[] }>('GET', `/api/${enc(id)}/chats/${enc(chatId)}/messages?limit=50`);
-        if (current() && chatRef.current === chatId) setMessages([...r.messages].reverse());
+        const r = await api<{ messages: Message[]; nextBefore: string | null }>('GET', `/api/${enc(id)}/chats/${enc(chatId)}/messages?limit=50`);
+        if (!current() || chatRef.current !== chatId) return;
+        const el = scroller.current;
+        stickToEnd.current = !keepScroll || !el || el.scrollHeight - el.scrollTop - el.clientHeight < 40;
+        setMessages([...r.messages].reverse());
+        setOlder(r.nextBefore);
       } catch (err) {
-        setError(errorText(err));
+        if (chatRef.current === chatId) {
+          setMessages([]);
+          // A chat known only by its URL, with nothing kept yet: not an error.
+          if (!(err instanceof Error && /no messages kept/.test(err.message))) setError(errorText(err));
+        }
       }
     },
     [id, newestChat],
   );
 
+  const loadOlder = async (): Promise<void> => {
+    if (!chat || !older) return;
+    try {
+      const r = await api<{ messages: Message[]; nextBefore: string | null }>('GET', `/api/${enc(id)}/chats/${enc(chat)}/messages?limit=50&before=${enc(older)}`);
+      stickToEnd.current = false;
+      setMessages((ms) => [...[...r.messages].reverse(), ...ms]);
+      setOlder(r.nextBefore);
+    } catch (err) {
+      setError(errorText(err));
+    }
+  };
+
   useEffect(() => {
     void loadList();
-    // One stream for the page: new handovers, and messages of the open conversation.
-    const close = liveEvents(id, ['conversation.handover', 'message.received'], (type, data) => {
-      if (type === 'conversation.handover') void loadList();
-      else {
-        if (data.chatId === chatRef.current) void loadChat(String(data.chatId));
-        // A message may end a timed-out handover; the list follows.
-        void loadList(true);
-      }
+    // One stream for the page: new messages, their statuses, new handovers.
+    const close = liveEvents(id, ['message.received', 'message.status', 'conversation.handover'], (type, data) => {
+      const open = data.chatId === chatRef.current;
+      if (open && type !== 'conversation.handover') void loadChat(String(data.chatId), true);
+      // A message that arrives in the open chat is read there and then.
+      if (open && type === 'message.received') void api('POST', `/api/${enc(id)}/read`, { chatId: String(data.chatId) }, { background: true }).catch(() => undefined).then(() => loadList(true));
+      else void loadList(true);
     });
     // Handovers also end by timeout or by a release elsewhere (no event): the list follows.
     const stop = every(15_000, () => void loadList(true));
@@ -84,22 +168,69 @@ export function Inbox({ id }: { id: string }) {
     };
   }, [id, loadList, loadChat]);
 
+  // Opening a chat: its newest messages, scrolled to the end; it counts as read.
   useEffect(() => {
     setMessages([]);
-    if (chat) void loadChat(chat);
-  }, [chat, loadChat]);
+    setOlder(null);
+    setError('');
+    setDone('');
+    if (!chat) return;
+    stickToEnd.current = true;
+    void loadChat(chat);
+    void api('POST', `/api/${enc(id)}/read`, { chatId: chat })
+      .then(() => loadList(true))
+      .catch(() => undefined);
+  }, [chat, id, loadChat, loadList]);
 
-  const open = handovers.find((h) => h.chatId === chat) ?? null;
+  useLayoutEffect(() => {
+    const el = scroller.current;
+    if (el && stickToEnd.current) el.scrollTop = el.scrollHeight;
+    // Opening a chat on a small screen: the page scrolls down to its newest message and the reply box.
+    if (chat && messages.length > 0 && shownChat.current !== chat) {
+      shownChat.current = chat;
+      const form = replyForm.current;
+      if (form && form.getBoundingClientRect().bottom > window.innerHeight) form.scrollIntoView({ block: 'end' });
+    }
+  }, [messages, chat]);
+
+  // Search: names and numbers here, message texts on the server.
+  useEffect(() => {
+    const q = query.trim();
+    if (q.length < 2) {
+      setFound(null);
+      return;
+    }
+    const timer = setTimeout(() => {
+      api<Found>('GET', `/api/${enc(id)}/search?q=${enc(q)}&limit=30`).then(setFound, (err: unknown) => setError(errorText(err)));
+    }, 250);
+    return () => clearTimeout(timer);
+  }, [query, id]);
+
+  const q = query.trim().toLowerCase();
+  const digits = q.replace(/[\s()+-]/g, '');
+  const listed = q ? chats.filter((c) => (c.name?.toLowerCase().includes(q) ?? false) || (/^\d+$/.test(digits) && c.chatId.includes(digits))) : chats;
+  const open = chat ? (chats.find((c) => c.chatId === chat) ?? null) : null;
+  const handover = chat ? handovers.get(chat) : undefined;
+  const me = session.operator ? `operator:${session.operator}` : session.role === 'admin' ? 'secret' : `instance:${session.instanceId ?? ''}`;
 
   const send = async (e: FormEvent): Promise<void> => {
     e.preventDefault();
-    if (!chat || !reply.trim()) return;
+    if (!chat || (!reply.trim() && !file)) return;
     setError('');
     setDone('');
     setSending(true);
     try {
-      await api('POST', `/api/${enc(id)}/send`, { to: chat, message: reply });
+      if (file) {
+        const form = new FormData();
+        form.set('to', chat);
+        if (reply.trim()) form.set('caption', reply);
+        form.set('file', file, file.name);
+        await upload(`/api/${enc(id)}/send-media`, form);
+        setFile(null);
+        if (fileInput.current) fileInput.current.value = '';
+      } else await api('POST', `/api/${enc(id)}/send`, { to: chat, message: reply });
       setReply('');
+      stickToEnd.current = true;
       await loadChat(chat);
     } catch (err) {
       setError(errorText(err));
@@ -108,13 +239,24 @@ export function Inbox({ id }: { id: string }) {
     }
   };
 
+  const claim = async (yes: boolean): Promise<void> => {
+    if (!chat) return;
+    setError('');
+    try {
+      await api('POST', `/api/${enc(id)}/handover/claim`, { chatId: chat, claim: yes });
+      setDone(yes ? 'Claimed: you answer this chat; the bot stays quiet.' : 'Let go: anyone may claim this chat.');
+      await loadList();
+    } catch (err) {
+      setError(errorText(err));
+    }
+  };
+
   const release = async (): Promise<void> => {
     if (!chat) return;
     setError('');
     try {
       await api('POST', `/api/${enc(id)}/handover/release`, { chatId: chat });
-      setDone(`Released ${open ? who(open) : chat}: the bot answers this chat again.`);
-      setChat(null);
+      setDone(`Released ${open ? titleOf(open) : numberOf(chat)}: the bot answers this chat again.`);
       await loadList();
     } catch (err) {
       setError(errorText(err));
@@ -122,47 +264,106 @@ export function Inbox({ id }: { id: string }) {
   };
 
   return (
-    <div className="inbox">
-      <div className="card">
-        <h2>Open handovers</h2>
-        <ul className="list" aria-label="handovers">
-          {handovers.map((h) => (
-            <li key={h.chatId}>
-              <button type="button" className={`handover${chat === h.chatId ? ' selected' : ''}`} aria-pressed={chat === h.chatId} onClick={() => setChat(h.chatId)}>
-                <span className="handover-who">{who(h)}</span>
-                <span className="muted"> since {when(h.openedAt)}</span>
-              </button>
-            </li>
-          ))}
+    <div className={`inbox${chat ? ' has-chat' : ''}`}>
+      <div className="card chat-list">
+        <h2>Chats</h2>
+        <label>
+          Search
+          <input type="search" name="q" value={query} onChange={(e) => setQuery(e.target.value)} placeholder="name, number or words" />
+        </label>
+        <ul className="list" aria-label="chats">
+          {listed.map((c) => {
+            const h = handovers.get(c.chatId);
+            return (
+              <li key={c.chatId}>
+                <a href={chatUrl(id, c.chatId)} className={`chat${chat === c.chatId ? ' selected' : ''}`} aria-current={chat === c.chatId ? 'true' : undefined} data-chat={c.chatId}>
+                  <span className="chat-top">
+                    <span className="chat-who">{titleOf(c)}</span>
+                    {c.unread > 0 && (
+                      <span className="unread" data-testid="unread" aria-label={`${c.unread} unread`}>
+                        {c.unread}
+                      </span>
+                    )}
+                  </span>
+                  <span className="chat-meta muted">
+                    {c.name ? `${numberOf(c.chatId)} · ` : ''}
+                    {clock(c.lastMessageAt)}
+                    {h ? (h.claimedBy ? ` · claimed by ${claimer(h.claimedBy)}` : ' · waiting for a person') : ''}
+                  </span>
+                </a>
+              </li>
+            );
+          })}
         </ul>
-        {loaded && handovers.length === 0 && <p className="muted">No open handovers.</p>}
-        {done && (
-          <p className="ok" role="status">
-            {done}
-          </p>
+        {loaded && chats.length === 0 && <p className="muted">No chats yet: messages in and out appear here.</p>}
+        {loaded && chats.length > 0 && listed.length === 0 && !found?.messages.length && <p className="muted">No chat matches.</p>}
+        {found && found.messages.length > 0 && (
+          <>
+            <h3>Messages</h3>
+            <ul className="list" aria-label="messages found">
+              {found.messages.map((m) => (
+                <li key={m.messageId}>
+                  <a href={chatUrl(id, m.chatId)} className="chat">
+                    <span className="chat-who">{titleOf({ chatId: m.chatId, name: chats.find((c) => c.chatId === m.chatId)?.name })}</span>
+                    <span className="chat-meta muted">
+                      {m.fromMe ? 'You: ' : ''}
+                      {(m.text ?? m.caption ?? '').slice(0, 80)}
+                    </span>
+                  </a>
+                </li>
+              ))}
+            </ul>
+          </>
         )}
       </div>
       {chat && (
         <div className="card conversation" aria-label="conversation panel">
-          <h2>{open ? who(open) : chat}</h2>
+          <a href={`#/i/${enc(id)}/inbox`} className="back">
+            ← All chats
+          </a>
+          <h2>{open ? titleOf(open) : numberOf(chat)}</h2>
           <p className="muted chat-id">
             {chat}
-            {open?.expiresAt ? ` · goes back to the bot at ${when(open.expiresAt)} unless released earlier` : ''}
+            {handover && ` · with a person until ${when(handover.expiresAt)} unless released`}
           </p>
-          <ol className="messages" aria-label="conversation">
-            {messages.map((m, i) => (
-              <li key={m.messageId ?? m.id ?? i} className={m.fromMe ? 'out' : 'in'}>
-                <span className="text">{m.text ?? m.caption ?? `[${m.type ?? 'message'}]`}</span>
-                {m.timestamp && (
-                  <span className="time">
-                    {clock(m.timestamp)}
-                    {m.fromMe && m.status ? ` · ${m.status}` : ''}
-                  </span>
-                )}
+          <div className="row wrap chat-actions">
+            {handover?.claimedBy && (
+              <span className="claimed" data-testid="claimed-by">
+                Claimed by {handover.claimedBy === me ? 'you' : claimer(handover.claimedBy)}
+              </span>
+            )}
+            {handover?.claimedBy === me ? (
+              <button type="button" onClick={() => void claim(false)}>
+                Let go
+              </button>
+            ) : (
+              <button type="button" onClick={() => void claim(true)}>
+                {handover?.claimedBy ? 'Take over' : 'Claim'}
+              </button>
+            )}
+            {handover && (
+              <button type="button" onClick={() => void release()}>
+                Release to bot
+              </button>
+            )}
+          </div>
+          {older && (
+            <button type="button" className="small" onClick={() => void loadOlder()}>
+              Show older messages
+            </button>
+          )}
+          <ol className="messages" aria-label="conversation" ref={scroller} tabIndex={0}>
+            {messages.map((m) => (
+              <li key={m.messageId} className={m.fromMe ? 'out' : 'in'} data-message={m.messageId}>
+                <Body m={m} />
+                <span className="time">
+                  {clock(m.timestamp)}
+                  {m.fromMe && m.status ? ` · ${m.status}` : ''}
+                </span>
               </li>
             ))}
           </ol>
-          <form className="reply" onSubmit={(e) => void send(e)}>
+          <form className="reply" onSubmit={(e) => void send(e)} ref={replyForm}>
             <label className="grow">
               Reply
               <textarea
@@ -175,23 +376,22 @@ export function Inbox({ id }: { id: string }) {
                 }}
               />
             </label>
-            <p className="muted">Sent as the instance (Ctrl+Enter sends); costs a credit unless the instance is premium.</p>
             <div className="row wrap">
+              <label>
+                Attach a file
+                <input ref={fileInput} type="file" name="file" onChange={(e) => setFile(e.target.files?.[0] ?? null)} />
+              </label>
               <button type="submit" disabled={sending}>
                 Send
               </button>
-              <button type="button" onClick={() => void release()}>
-                Release to bot
-              </button>
             </div>
+            <p className="muted">Sent as the instance (Ctrl+Enter sends; with a file, the text is its caption); each message costs a credit unless the instance is premium.</p>
           </form>
         </div>
       )}
-      {error && (
-        <p className="error" role="alert">
-          {error}
-        </p>
-      )}
+      <p className={`said ${error ? 'error' : done ? 'ok' : ''}`} role={error ? 'alert' : 'status'}>
+        {error || done}
+      </p>
     </div>
   );
 }

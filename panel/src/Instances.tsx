@@ -1,7 +1,9 @@
 import { useCallback, useEffect, useRef, useState, type FormEvent } from 'react';
 import { api, enc, errorText, every, newestOnly, type InstanceView } from './api';
-import { KeyOnce } from './KeyOnce';
 import { ConfirmButton } from './Confirm';
+import { keepCreatedKey } from './created';
+import { health } from './health';
+import { HealthNote, StatusBadge } from './StatusBadge';
 
 const PAGE = 100;
 /** The admin list route answers at most this many at once. */
@@ -22,7 +24,7 @@ export function Instances() {
   const [name, setName] = useState('');
   const [owner, setOwner] = useState('');
   const [kind, setKind] = useState<'sandbox' | 'whatsapp'>('sandbox');
-  const [created, setCreated] = useState<{ id: string; key: string } | null>(null);
+  const [attentionOnly, setAttentionOnly] = useState(false);
 
   const newest = useRef(newestOnly()).current;
   const load = useCallback(
@@ -51,9 +53,9 @@ export function Instances() {
     try {
       const body = { ...(name.trim() ? { name: name.trim() } : {}), ...(owner.trim() ? { owner: owner.trim() } : {}), sandbox: kind === 'sandbox' };
       const r = await api<{ instanceId: string; apiKey: string }>('POST', '/api/instances/create', body);
-      setCreated({ id: r.instanceId, key: r.apiKey });
-      setName('');
-      await load();
+      // Straight to its page, where its key is shown once and it is paired.
+      keepCreatedKey(r.instanceId, r.apiKey);
+      window.location.hash = `#/i/${enc(r.instanceId)}`;
     } catch (err) {
       setError(errorText(err));
     }
@@ -67,6 +69,10 @@ export function Instances() {
       setError(errorText(err));
     }
   };
+
+  const rows = list.map((i) => ({ i, h: health(i.status, i.reason, { sandbox: i.sandbox, admin: true }) }));
+  const attention = rows.filter((r) => r.h.attention).length;
+  const visible = attentionOnly ? rows.filter((r) => r.h.attention) : rows;
 
   return (
     <section>
@@ -92,22 +98,27 @@ export function Instances() {
           <button type="submit">Create instance</button>
         </div>
       </form>
-      {created && <KeyOnce label={`API key of ${created.id}`} value={created.key} onDone={() => setCreated(null)} />}
       {error && (
         <p className="error" role="alert">
           {error}
         </p>
       )}
+      {loaded && list.length > 0 && (
+        <div className="row wrap list-tools">
+          <label className="inline">
+            <input type="checkbox" checked={attentionOnly} onChange={(e) => setAttentionOnly(e.target.checked)} />
+            Needs attention only ({attention})
+          </label>
+        </div>
+      )}
       <ul className="list" aria-label="instances">
-        {list.map((i) => (
+        {visible.map(({ i, h }) => (
           <li key={i.instanceId} className="card instance" data-instance={i.instanceId}>
             <div className="instance-head">
               <a href={`#/i/${enc(i.instanceId)}`} className="title">
                 {i.name ?? i.instanceId}
               </a>
-              <span className={`status s-${i.status}`} data-testid="status">
-                {i.status}
-              </span>
+              <StatusBadge status={i.status} health={h} testId="status" />
             </div>
             <div className="instance-meta muted">
               <span>{i.instanceId}</span>
@@ -115,6 +126,7 @@ export function Instances() {
               {i.owner && <span>owner {i.owner}</span>}
               <span>{i.premium ? 'premium' : `${String(i.quotaRemaining)} credits`}</span>
             </div>
+            {h.attention && <HealthNote health={h} reason={i.reason} />}
             <ConfirmButton
               label="Delete"
               ariaLabel={`Delete ${i.name ?? i.instanceId}`}
@@ -127,6 +139,7 @@ export function Instances() {
         ))}
       </ul>
       {loaded && list.length === 0 && <p className="muted">No instances yet.</p>}
+      {loaded && list.length > 0 && visible.length === 0 && <p className="muted">Every instance is fine: none needs attention.</p>}
       {more && shown < MAX_SHOWN && (
         <button type="button" onClick={() => setShown((n) => Math.min(MAX_SHOWN, n + PAGE))}>
           Show more

@@ -16,6 +16,13 @@ interface Delivery {
 }
 type Counts = Record<Delivery['status'], number>;
 
+/** A receiver's 2xx is a success (green); an error or any other status is not (red). */
+function answerTone(d: Delivery): string {
+  if (d.lastError) return 'error-text';
+  if (d.lastStatus !== null && d.lastStatus >= 200 && d.lastStatus < 300) return 'ok-text';
+  return d.lastStatus !== null ? 'error-text' : '';
+}
+
 /** A signing secret in the Standard Webhooks form: whsec_ and 24 random bytes in base64. */
 function newSecret(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(24));
@@ -248,7 +255,7 @@ export function Webhook({ id }: { id: string }) {
                   <th scope="col">Event</th>
                   <th scope="col">Status</th>
                   <th scope="col">Attempts</th>
-                  <th scope="col">Last error</th>
+                  <th scope="col">Last answer</th>
                   <th scope="col">
                     <span className="sr-only">Action</span>
                   </th>
@@ -273,7 +280,7 @@ export function Webhook({ id }: { id: string }) {
                       {d.attempts}
                       {d.redeliveries > 0 && <span className="muted"> ({d.redeliveries} redelivered)</span>}
                     </td>
-                    <td data-label="Last error" className="last-error" data-testid="delivery-error">
+                    <td data-label="Last answer" className={`last-answer ${answerTone(d)}`} data-testid="delivery-error">
                       {d.lastError ?? (d.lastStatus !== null ? `HTTP ${d.lastStatus}` : '')}
                     </td>
                     <td data-label="">

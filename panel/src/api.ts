@@ -58,9 +58,35 @@ export async function api<T = Record<string, unknown>>(method: string, path: str
 }
 
 export interface Session {
-  role: 'admin' | 'instance';
+  role: 'admin' | 'instance' | 'agent';
   instanceId: string | null;
   csrfToken: string;
+  /** The operator signed in (null: the server secret or an instance key). */
+  operator: string | null;
+  /** An instance session's instance name. */
+  name: string | null;
+  /** Whether an instance session's instance is a sandbox. */
+  sandbox: boolean | null;
+  /** An agent's instances. */
+  instances: Array<{ instanceId: string; name: string | null }>;
+}
+
+/** Who is signed in, in words for the header. */
+export function whoIs(s: Session): string {
+  if (s.operator) return s.role === 'agent' ? `${s.operator} (agent)` : `${s.operator} (admin)`;
+  if (s.role === 'admin') return 'admin (server secret)';
+  return s.name ?? s.instanceId ?? 'instance';
+}
+
+/** A multipart form (a file) to a REST route, with the session's CSRF token. */
+export async function upload<T = Record<string, unknown>>(path: string, form: FormData): Promise<T> {
+  const res = await fetch(path, { method: 'POST', headers: { accept: 'application/json', 'x-csrf-token': csrfToken }, credentials: 'same-origin', body: form });
+  const data = (await res.json().catch(() => ({}))) as { error?: { code?: string; message?: string } & Record<string, unknown> };
+  if (!res.ok) {
+    if (res.status === 401) unauthorized();
+    throw new ApiError(res.status, data.error?.code ?? 'ERROR', data.error?.message ?? res.statusText, data.error ?? {});
+  }
+  return data as T;
 }
 
 export interface WebhookView {

@@ -3,12 +3,15 @@ import type { ServerSecret } from '../config/server-secret.js';
 import type { DaemonMode, Feature } from '../features/feature.js';
 import { defineRoute, type RouteDef } from '../http/route.js';
 import { closed } from '../schemas/common.js';
+import { audited, noAudit, type AuditPart } from '../audit/audit-part.js';
 
 /** What the gateway's own administration is built from. */
 export interface AdminParts {
   mode: DaemonMode;
   dataDir: string;
   serverSecret: Pick<ServerSecret, 'rotate' | 'shown'>;
+  /** The server secret's rotation goes into the audit log. */
+  audit?: AuditPart;
 }
 
 /**
@@ -39,8 +42,8 @@ function adminRoutes(core: AdminParts): RouteDef[] {
       summary: 'A new server secret (`gateway init --force`); the old one stops once the CLI showed it',
       tags: ['control'],
       response: { description: 'The new secret, shown once.', schema: closed({ serverSecret: Type.String() }) },
-      async handle() {
-        return { serverSecret: await core.serverSecret.rotate() };
+      async handle({ principal }) {
+        return { serverSecret: await audited(core.audit ?? noAudit, principal, 'secret.rotate', {}, () => core.serverSecret.rotate()) };
       },
     }),
     defineRoute({

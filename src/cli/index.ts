@@ -8,6 +8,7 @@ import { registerInit } from './commands/init.js';
 import { registerInstance } from './commands/instance.js';
 import { registerPair } from './commands/pair.js';
 import { registerPlans } from './commands/plans.js';
+import { registerOperator } from './commands/operator.js';
 import { registerStart } from './commands/start.js';
 import { registerStorage } from './commands/storage.js';
 import { registerWebhook } from './commands/webhook.js';
@@ -70,6 +71,7 @@ registerWebhook(program);
 registerPair(program);
 registerFlow(program);
 registerHandover(program);
+registerOperator(program);
 registerDoctor(program);
 registerStorage(program);
 

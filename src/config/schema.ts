@@ -137,6 +137,7 @@ export const ConfigSchema = Type.Object(
       },
       'Several hosts: this node of the gateway.',
     ),
+    audit: section({ keepDays: int(1, 90, 'Days an entry of the audit log (GET /api/audit) is kept.', 3650) }, 'The audit log.'),
     panel: section(
       {
         enabled: bool(true, 'Serve the web panel at /panel/.'),

@@ -37,6 +37,12 @@ export interface RunningDaemon {
   close(): Promise<void>;
 }
 
+/** Where a browser on this host finds the panel: a wildcard address is reached on the loopback. */
+export function panelUrl(host: string, port: number): string {
+  const h = host === '0.0.0.0' || host === '' ? '127.0.0.1' : host === '::' ? '[::1]' : host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
+  return `http://${h}:${port}/panel/`;
+}
+
 /** Unix socket paths are limited to about 107 bytes. */
 const MAX_SOCKET_PATH = 100;
 
@@ -146,7 +152,8 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
       logger.error({ socketPath: controlPath }, 'the data dir path is too long for a control socket: the CLI cannot reach this daemon');
     }
     await writeDaemonInfo(dataDir, { pid: process.pid, host: config.host, port, startedAt: new Date().toISOString() }, lock);
-    logger.info({ host: config.host, port, instances: daemon.core.instances.size, dataDir }, 'gateway listening');
+    // The panel's address, once per start (issue 25: a newcomer should not have to guess it).
+    logger.info({ host: config.host, port, instances: daemon.core.instances.size, dataDir, ...(config.panel.enabled ? { panelUrl: panelUrl(config.host, port) } : {}) }, 'gateway listening');
 
     const running = daemon;
     let closing: Promise<void> | null = null;

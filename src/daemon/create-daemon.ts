@@ -50,6 +50,10 @@ import type { WriteGuard } from '../fs/write-guard.js';
 import type { WebhookDeliverer } from '../webhooks/deliverer.js';
 import { webhooksFeature, type WebhookSeams } from '../webhooks/feature.js';
 import { connectionHooks } from './connection-hooks.js';
+import { auditPart } from '../audit/audit-part.js';
+import { auditFeature } from '../audit/feature.js';
+import { operatorsFeature } from '../operators/feature.js';
+import { usageFeature } from '../usage/feature.js';
 import type { Core } from './core.js';
 
 /** What the daemon is built from; tests swap the seams. */
@@ -116,6 +120,8 @@ export async function createDaemon(parts: DaemonParts): Promise<Daemon> {
     ? await pgServerSecret(pg, logger)
     : configServerSecret(dataDir, { hash: config.serverSecretHash, retiring: config.retiringServerSecretHash ?? null }, parts.guard);
   const bus = new EventBus(logger);
+  // Who did what (sign-ins, rotations, plan, webhook and flow changes, replies): given to the features that act.
+  const audit = auditPart(storage.audit, clock, logger);
   const hub = new MessageHub({ store: messages, media, bus, clock, logger, maxMediaBytes: config.media.maxBytes });
   const prometheus =
     config.metrics.mode === 'off' ? null : createGatewayMetrics({ connectionStatuses: () => [...manager.all()].map((e) => e.connection.status) }, { defaultMetrics: parts.defaultMetrics ?? true });
@@ -187,17 +193,17 @@ export async function createDaemon(parts: DaemonParts): Promise<Daemon> {
     ...(cluster ? { elsewhere: (id: string) => cluster.leases.lease(id) } : {}),
   });
   const plainHooks = connectionHooks({ status, manager, bus, hub, clock, logger, ...(cluster ? { reportStatus: (id: string, s: ConnectionStatus, r: string | null) => cluster.leases.reportStatus(id, s, r) } : {}) });
-  const sender = new SendService({ instances, credits, manager, clock, logger, metrics, typing: config.sending.typing, planChanged: (id) => status.planChanged(id), hub });
+  const sender = new SendService({ instances, credits, manager, clock, logger, metrics, typing: config.sending.typing, planChanged: (id) => status.planChanged(id), hub, usage: storage.usage });
   // The instance settings act where connections report, before anything is stored or published.
   hooksFor = withSettings(plainHooks, { settings: (id) => settingsOf(instances.get(id)), actions: sender, logger });
   const core: Core = { mode, dataDir, guard: parts.guard, paths: storePaths(dataDir), config, serverSecret, clock, timers, logger, storage, instances, credits, bus, manager, status, sender, metrics, messages, media, hub };
 
   // ---- features -----------------------------------------------------------------------------
   const webhooks = await webhooksFeature(
-    { mode, config, clock, timers, logger, metrics, instances, outbox: storage.outbox, ...(cluster ? { serves: (id: string) => cluster.owns(id) } : {}) },
+    { mode, config, clock, timers, logger, metrics, instances, outbox: storage.outbox, audit, ...(cluster ? { serves: (id: string) => cluster.owns(id) } : {}) },
     parts.webhooks,
   );
-  const flows = flowsFeature({ mode, config, clock, timers, logger, bus, sender, instances, store: storage.flows });
+  const flows = flowsFeature({ mode, config, clock, timers, logger, bus, sender, instances, store: storage.flows, audit });
   const liveEvents = liveEventsFeature({ maxClientsPerInstance: config.events.maxClientsPerInstance });
   const lifecycleRemovers: Array<(id: string) => Promise<void>> = [];
   // A new instance runs where it was created; on several hosts this node takes its lease first.
@@ -208,9 +214,16 @@ export async function createDaemon(parts: DaemonParts): Promise<Daemon> {
   };
   const lifecycle = new InstanceLifecycle({ mode, config, clock, logger, instances, credits, storage, manager, status, startConnection }, lifecycleRemovers, parts.logoutTimeoutMs ?? 10_000);
   const limiter = new AuthFailureLimiter(config.rateLimit.authFailures, config.rateLimit.authWindowMs, () => clock.now());
+  // The panel: its sessions authenticate the ordinary routes; off, /panel answers 404.
+  const panel = config.panel.enabled
+    ? panelFeature({ sessionIdleMinutes: config.panel.sessionIdleMinutes, instances, serverSecretHash: () => serverSecret.hash(), clock, limiter, store: storage.sessions, operators: storage.operators, audit })
+    : null;
   const features: Feature[] = [
-    instancesFeature({ mode, config, instances, status, manager, lifecycle, logger, ownerOf: (id) => cluster?.ownerOf(id) ?? null }),
-    sendingFeature({ config, sender }),
+    instancesFeature({ mode, config, instances, status, manager, lifecycle, logger, ownerOf: (id) => cluster?.ownerOf(id) ?? null, audit }),
+    operatorsFeature({ operators: storage.operators, instances, clock, audit, changed: (name, hash) => panel?.panelSessions.operatorChanged(name, hash) }),
+    auditFeature({ mode, log: storage.audit, keepDays: config.audit.keepDays, clock, timers, logger }),
+    usageFeature({ mode, usage: storage.usage, instances, keepDays: config.history.days, clock, timers, logger }),
+    sendingFeature({ config, sender, audit, handedOver: async (id, chatId) => (await flows.handovers.openFor(id, chatId)) !== undefined }),
     accountFeature({ config, sender, messages }),
     messagesFeature({ mode, clock, messages, media, sender, openHandovers: (id) => flows.openHandovers(id) }),
     sandboxFeature({ config, manager, status }),
@@ -223,14 +236,11 @@ export async function createDaemon(parts: DaemonParts): Promise<Daemon> {
     flows,
     liveEvents,
     pairingFeature({ instances, manager }),
-    adminFeature({ mode, dataDir, serverSecret }),
+    adminFeature({ mode, dataDir, serverSecret, audit }),
     metricsFeature({ mode: config.metrics.mode, registry: prometheus?.registry ?? null }),
     operationsFeature({ allRoutes: () => routes, health: () => ({ node: cluster?.nodeId ?? null, storage: storage.engine }) }),
     ...(cluster ? [cluster] : []),
-    // The panel: its sessions authenticate the ordinary routes; off, /panel answers 404.
-    ...(config.panel.enabled
-      ? [panelFeature({ sessionIdleMinutes: config.panel.sessionIdleMinutes, instances, serverSecretHash: () => serverSecret.hash(), clock, limiter, store: storage.sessions })]
-      : []),
+    ...(panel ? [panel] : []),
   ];
   for (const f of features) {
     for (const c of f.consumers ?? []) bus.register(c.consumer, { critical: c.critical ?? false });

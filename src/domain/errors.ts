@@ -31,6 +31,8 @@ export const ERROR_TABLE = {
   NOT_BUSINESS: { status: 409, exit: 1, expose: true },
   /** A refund larger than the credits no send holds. */
   INSUFFICIENT_CREDITS: { status: 409, exit: 1, expose: true },
+  /** A name that is taken (an operator's). */
+  ALREADY_EXISTS: { status: 409, exit: 1, expose: true },
   /** The thing exists already (an initialised data dir, a running daemon); CLI only. */
   CONFLICT: { status: 409, exit: 1, expose: true },
   PAYLOAD_TOO_LARGE: { status: 413, exit: 2, expose: true },

@@ -7,6 +7,7 @@ import type { SendService } from '../sending/send-service.js';
 import type { FlowRepository } from '../storage/ports/flows.js';
 import type { InstanceRepository } from '../storage/ports/instances.js';
 import type { DaemonMode } from '../features/feature.js';
+import type { AuditPart } from '../audit/audit-part.js';
 
 /** What the chatbot is built from. */
 export interface FlowsParts {
@@ -19,6 +20,8 @@ export interface FlowsParts {
   sender: SendService;
   instances: Pick<InstanceRepository, 'get'>;
   store: FlowRepository;
+  /** Flow changes, handover claims and releases go into the audit log. */
+  audit?: AuditPart;
 }
 import type { Feature } from '../features/feature.js';
 import { ConversationBook } from './conversations.js';
@@ -60,7 +63,7 @@ export function flowsFeature(core: FlowsParts): FlowsFeature {
     runner,
     handovers,
     openHandovers: async (id) => new Set((await handovers.list(id)).map((h) => h.chatId)),
-    routes: flowRoutes(definitions, handovers),
+    routes: flowRoutes(definitions, handovers, { ...(core.audit ? { audit: core.audit } : {}), clock: core.clock, handoverTimeoutMinutes: core.config.flows.handoverTimeoutMinutes }),
     consumers: core.mode === 'daemon' ? [{ consumer: runner }] : [],
     async start() {
       if (core.mode !== 'daemon') return;

@@ -7,5 +7,5 @@ export function isOpen(handover: Handover, now: number): boolean {
 
 /** A handover as REST and the CLI's --json show it. */
 export function handoverView(h: Handover) {
-  return { phone: h.phone, chatId: h.chatId, fromName: h.fromName ?? null, flow: h.flow, node: h.node, openedAt: h.openedAt, expiresAt: h.expiresAt };
+  return { phone: h.phone === '' ? null : h.phone, chatId: h.chatId, fromName: h.fromName ?? null, flow: h.flow, node: h.node, openedAt: h.openedAt, expiresAt: h.expiresAt, claimedBy: h.claimedBy ?? null };
 }

@@ -64,6 +64,33 @@ export class HandoverBook {
     this.arm();
   }
 
+  /**
+   * A person claims a chat in the inbox (`by`), or lets go of it (`by` null): a claim opens a
+   * handover when none is open (the bot stays quiet meanwhile) and keeps it open at least until
+   * `until`; letting go keeps the handover (a release gives the chat back to the bot). Returns the
+   * handover as it is now, or null when letting go of a chat without one.
+   */
+  async claim(id: string, chatId: string, by: string | null, opened: () => Handover, until: string): Promise<Handover | null> {
+    const book = await this.book(id);
+    const now = this.clock.now();
+    const current = book.get(chatId);
+    const open = current && isOpen(current, now) ? current : undefined;
+    if (!open && by === null) return null;
+    const base = open ?? opened();
+    const next: Handover = { ...base };
+    if (by === null) delete next.claimedBy;
+    else {
+      next.claimedBy = by;
+      if (next.expiresAt < until) next.expiresAt = until;
+    }
+    const all = new Map(book);
+    all.set(chatId, next);
+    await this.save(id, all, [chatId]);
+    book.set(chatId, next);
+    this.arm();
+    return next;
+  }
+
   /** Open handovers, oldest first. */
   async list(id: string): Promise<Handover[]> {
     const now = this.clock.now();

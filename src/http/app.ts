@@ -53,7 +53,7 @@ function requestLog(deps: AppDeps): Middleware {
 /** The handler of one route: auth, then input (body and query against their schemas), then the route. */
 function handlerOf(def: RouteDef, deps: AppDeps): Middleware {
   return async (ctx: Context) => {
-    const who = authenticate(ctx, def.auth, deps.auth, def.bearer === true);
+    const who = authenticate(ctx, def.auth, deps.auth, { operationId: def.operationId, bearer: def.bearer === true });
     if (who.instance) (ctx.state as { instanceId?: string }).instanceId = who.instance.id;
     if (who.retiring) await who.retiring;
     let body: unknown;

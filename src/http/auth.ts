@@ -8,6 +8,7 @@ import { verifySecret } from '../domain/secrets.js';
 import type { AuthFailureLimiter } from './auth-limiter.js';
 import type { ControlRequests } from './control-requests.js';
 import type { Principal, RouteAuth } from './route.js';
+import { AGENT_OPERATIONS } from './agent-policy.js';
 
 
 /** Panel sessions plug in here: a signed-in browser is a principal too. */
@@ -79,13 +80,20 @@ function unauthorized(ctx: Context, deps: AuthDeps, message: string): never {
   throw new GatewayError('UNAUTHORIZED', message);
 }
 
+/** What of the route decides who may call it, besides its `auth` kind. */
+export interface RouteKeys {
+  operationId?: string;
+  bearer?: boolean;
+}
+
 /**
  * Who may call a route of kind `auth`, for this request. A missing key, a wrong key and an unknown
  * or malformed id all get the same 401, so the answer never reveals whether an instance exists;
  * only trusted callers (the local CLI, an admin session) learn that an id is unknown (404).
- * `bearer`: the instance key may also come as `Authorization: Bearer KEY` (X-API-Key wins).
+ * `route.bearer`: the instance key may also come as `Authorization: Bearer KEY` (X-API-Key wins);
+ * `route.operationId` is what an agent's session is checked against (agent-policy.ts).
  */
-export function authenticate(ctx: Context, auth: RouteAuth, deps: AuthDeps, bearer = false): Authenticated {
+export function authenticate(ctx: Context, auth: RouteAuth, deps: AuthDeps, route: RouteKeys = {}): Authenticated {
   if (auth === 'public') return { principal: { kind: 'anonymous' } };
   const control = deps.control?.has(ctx.req) ?? false;
   if (auth === 'control') {
@@ -93,6 +101,14 @@ export function authenticate(ctx: Context, auth: RouteAuth, deps: AuthDeps, bear
     return { principal: { kind: 'control' } };
   }
   const session = control ? null : (deps.sessions?.principal(ctx) ?? null);
+  if (auth === 'admin-or-instance') {
+    // An instance's panel session (or an agent's), or an X-API-Key without X-API-Secret, is kept to
+    // the instance of ?instanceId=; everyone else is checked as for `admin`.
+    const scoped =
+      !control && ((session?.kind === 'session' && session.role !== 'admin') || (session === null && header(ctx, 'x-api-secret') === undefined && header(ctx, 'x-api-key') !== undefined));
+    if (!scoped) return authenticate(ctx, 'admin', deps, route);
+    return instanceAuth(ctx, deps, control, session, typeof ctx.query.instanceId === 'string' ? ctx.query.instanceId : '', route);
+  }
   if (auth === 'admin') {
     if (control) return { principal: { kind: 'control' } };
     if (session?.kind === 'session' && session.role === 'admin') return { principal: session };
@@ -106,7 +122,11 @@ export function authenticate(ctx: Context, auth: RouteAuth, deps: AuthDeps, bear
     return unauthorized(ctx, deps, 'missing or invalid X-API-Secret');
   }
   // auth === 'instance'
-  const id = String((ctx.params as Record<string, string> | undefined)?.id ?? '');
+  return instanceAuth(ctx, deps, control, session, String((ctx.params as Record<string, string> | undefined)?.id ?? ''), route);
+}
+
+/** An instance's key, or a panel session allowed on it (an agent only on the routes of agent-policy.ts). */
+function instanceAuth(ctx: Context, deps: AuthDeps, control: boolean, session: Principal | null, id: string, route: RouteKeys): Authenticated {
   const record = isInstanceId(id) ? deps.instances.get(id) : undefined;
   if (control || (session?.kind === 'session' && session.role === 'admin')) {
     if (!record) throw new GatewayError('NOT_FOUND', `no instance with id ${JSON.stringify(id.slice(0, 60))}`);
@@ -116,7 +136,11 @@ export function authenticate(ctx: Context, auth: RouteAuth, deps: AuthDeps, bear
     if (!record || session.instanceId !== record.id) return unauthorized(ctx, deps, 'this panel session is for another instance');
     return { principal: session, instance: record };
   }
-  const key = header(ctx, 'x-api-key') ?? (bearer ? bearerKey(ctx) : undefined);
+  if (session?.kind === 'session' && session.role === 'agent') {
+    if (!record || !session.instances.includes(record.id) || !AGENT_OPERATIONS.has(route.operationId ?? '')) return unauthorized(ctx, deps, 'an agent may use the inbox, chats and status of its own instances only');
+    return { principal: session, instance: record };
+  }
+  const key = header(ctx, 'x-api-key') ?? (route.bearer ? bearerKey(ctx) : undefined);
   const socket = ctx.req.socket;
   const known = verifiedOn.get(socket);
   if (record && known !== undefined && known.keyHash === record.keyHash && sameKey(known.key, key)) {
@@ -133,5 +157,5 @@ export function authenticate(ctx: Context, auth: RouteAuth, deps: AuthDeps, bear
   if (record?.retiringKeyHash !== undefined && !deps.keyRetired?.(record.id, record.retiringKeyHash) && verifySecret(key, record.retiringKeyHash)) {
     return { principal: { kind: 'instance-key', instanceId: record.id }, instance: record };
   }
-  return unauthorized(ctx, deps, bearer ? 'missing or invalid API key for this instance (X-API-Key or Authorization: Bearer)' : 'missing or invalid X-API-Key for this instance');
+  return unauthorized(ctx, deps, route.bearer ? 'missing or invalid API key for this instance (X-API-Key or Authorization: Bearer)' : 'missing or invalid X-API-Key for this instance');
 }

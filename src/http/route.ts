@@ -17,17 +17,22 @@ export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
  *   admin panel session, or the local CLI (control socket);
  * - `admin`: the server secret (X-API-Secret), an admin panel session, or the local CLI;
  * - `control`: only the local CLI, over the control socket;
+ * - `admin-or-instance`: what `admin` allows, or the X-API-Key (or panel session) of the instance
+ *   named in the query's `instanceId` (the handler keeps such a caller to its own instance);
  * - `public`: no credential.
+ * An agent operator's panel session passes `instance` routes of its instances that
+ * src/http/agent-policy.ts lists, and nothing else.
  */
-export type RouteAuth = 'instance' | 'admin' | 'control' | 'public';
+export type RouteAuth = 'instance' | 'admin' | 'control' | 'admin-or-instance' | 'public';
 
 /** Who is calling, once authenticated. */
 export type Principal =
   | { kind: 'instance-key'; instanceId: string }
   | { kind: 'server-secret' }
   | { kind: 'control' }
-  | { kind: 'session'; role: 'admin'; sessionId: string }
+  | { kind: 'session'; role: 'admin'; sessionId: string; /** An admin operator (absent: the server secret). */ operator?: string }
   | { kind: 'session'; role: 'instance'; instanceId: string; sessionId: string }
+  | { kind: 'session'; role: 'agent'; operator: string; instances: readonly string[]; sessionId: string }
   | { kind: 'anonymous' };
 
 export interface ResponseSpec {

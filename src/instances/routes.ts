@@ -17,6 +17,8 @@ export interface InstancesParts {
   logger: Logger;
   /** Several hosts: the node that runs the instance now (null: none, or one host). */
   ownerOf: (instanceId: string) => string | null;
+  /** Creations, deletions, logouts, key rotations and plan changes go into the audit log. */
+  audit?: AuditPart;
 }
 import { GatewayError } from '../domain/errors.js';
 import type { InstanceRecord } from '../schemas/instance.js';
@@ -34,12 +36,13 @@ import {
   PremiumInput,
   StatusBody,
 } from '../schemas/instance.js';
-import Type from 'typebox';
+import Type, { type Static } from 'typebox';
 import { applyWebhookChange, webhookView } from '../webhooks/settings.js';
 import type { InstanceLifecycle } from './lifecycle.js';
 import type { Context } from 'koa';
 import { afterDelivery } from '../http/after-delivery.js';
 import { hashSecret } from '../domain/secrets.js';
+import { actorOf, audited, noAudit, type AuditPart } from '../audit/audit-part.js';
 
 /** An instance as the admin routes and the CLI show it. */
 export function instanceView(core: Pick<InstancesParts, 'status' | 'ownerOf'>, record: InstanceRecord) {
@@ -110,6 +113,32 @@ function instanceRoutes(core: InstancesParts, lifecycle: InstanceLifecycle): Rou
     afterDelivery(koa, shown, (err) => core.logger.error({ err }, 'could not retire a rotated key'));
   };
   const view = (record: InstanceRecord) => ({ success: true as const, ...instanceView(core, record) });
+  const audit = core.audit ?? noAudit;
+  const createInstance = async (body: Static<typeof CreateInstanceInput>) => {
+    if (body.webhookUrl === undefined && (body.webhookSecret !== undefined || body.webhookEvents !== undefined || body.webhookHeaders !== undefined || body.webhookFilters !== undefined)) {
+      throw new GatewayError('MISSING_FIELD', 'webhookUrl is required when webhookSecret, webhookEvents, webhookHeaders or webhookFilters is given');
+    }
+    const webhook =
+      body.webhookUrl === undefined
+        ? null
+        : await applyWebhookChange(
+            null,
+            { url: body.webhookUrl, secret: body.webhookSecret, events: body.webhookEvents, headers: body.webhookHeaders, filters: body.webhookFilters },
+            core.config.webhooks.allowPrivateTargets,
+            { url: 'webhookUrl', secret: 'webhookSecret', headers: 'webhookHeaders' },
+          );
+    const created = await lifecycle.create(
+      {
+        ...(body.name !== undefined ? { name: body.name } : {}),
+        ...(body.owner !== undefined ? { owner: body.owner } : {}),
+        ...(body.sandbox !== undefined ? { sandbox: body.sandbox } : {}),
+        ...(body.premiumDays !== undefined ? { premiumDays: body.premiumDays } : {}),
+        webhook,
+      },
+      body.credits ?? 0,
+    );
+    return { ...view(created.record), apiKey: created.apiKey };
+  };
   const connectionOf = (id: string) => {
     const entry = core.manager.get(id);
     if (!entry) throw new GatewayError('CONNECTION_NOT_READY', 'the instance has no connection in this process (is the daemon running?)');
@@ -130,30 +159,16 @@ function instanceRoutes(core: InstancesParts, lifecycle: InstanceLifecycle): Rou
       status: 201,
       response: { description: 'Created; `apiKey` is shown this once.', schema: InstanceWithKeyBody, example: { ...EXAMPLE_VIEW, apiKey: 'gw_live_...' } },
       errors: ['MISSING_FIELD', 'INVALID_FIELD'],
-      async handle({ body }) {
-        if (body.webhookUrl === undefined && (body.webhookSecret !== undefined || body.webhookEvents !== undefined || body.webhookHeaders !== undefined || body.webhookFilters !== undefined)) {
-          throw new GatewayError('MISSING_FIELD', 'webhookUrl is required when webhookSecret, webhookEvents, webhookHeaders or webhookFilters is given');
+      async handle({ body, principal }) {
+        // Its id is known once it exists: recorded here rather than through audited().
+        try {
+          const created = await createInstance(body);
+          await audit.record({ actor: actorOf(principal), action: 'instance.create', instanceId: created.instanceId, outcome: 'ok' });
+          return created;
+        } catch (err) {
+          await audit.record({ actor: actorOf(principal), action: 'instance.create', outcome: err instanceof GatewayError ? err.code : 'INTERNAL' });
+          throw err;
         }
-        const webhook =
-          body.webhookUrl === undefined
-            ? null
-            : await applyWebhookChange(
-                null,
-                { url: body.webhookUrl, secret: body.webhookSecret, events: body.webhookEvents, headers: body.webhookHeaders, filters: body.webhookFilters },
-                core.config.webhooks.allowPrivateTargets,
-                { url: 'webhookUrl', secret: 'webhookSecret', headers: 'webhookHeaders' },
-              );
-        const created = await lifecycle.create(
-          {
-            ...(body.name !== undefined ? { name: body.name } : {}),
-            ...(body.owner !== undefined ? { owner: body.owner } : {}),
-            ...(body.sandbox !== undefined ? { sandbox: body.sandbox } : {}),
-            ...(body.premiumDays !== undefined ? { premiumDays: body.premiumDays } : {}),
-            webhook,
-          },
-          body.credits ?? 0,
-        );
-        return { ...view(created.record), apiKey: created.apiKey };
       },
     }),
 
@@ -204,8 +219,8 @@ function instanceRoutes(core: InstancesParts, lifecycle: InstanceLifecycle): Rou
       tags: ['provisioning'],
       response: { description: 'Deleted; a later GET answers 404.', schema: DeletedBody },
       errors: ['NOT_FOUND', 'STORAGE_UNAVAILABLE'],
-      async handle({ params }) {
-        const result = await lifecycle.delete(params.id!);
+      async handle({ params, principal }) {
+        const result = await audited(audit, principal, 'instance.delete', { instanceId: params.id! }, () => lifecycle.delete(params.id!));
         return { success: true, instanceId: result.instanceId, deleted: true, logout: result.logout };
       },
     }),
@@ -219,8 +234,8 @@ function instanceRoutes(core: InstancesParts, lifecycle: InstanceLifecycle): Rou
       tags: ['provisioning'],
       response: { description: 'The instance and its new key, shown once.', schema: InstanceWithKeyBody },
       errors: ['NOT_FOUND'],
-      async handle({ params, koa }) {
-        const { apiKey, shown } = await lifecycle.rotateKey(params.id!);
+      async handle({ params, koa, principal }) {
+        const { apiKey, shown } = await audited(audit, principal, 'key.rotate', { instanceId: params.id! }, () => lifecycle.rotateKey(params.id!));
         retireWhenDelivered(koa, shown);
         return { ...view(core.instances.require(params.id!)), apiKey };
       },
@@ -237,8 +252,9 @@ function instanceRoutes(core: InstancesParts, lifecycle: InstanceLifecycle): Rou
       example: { add: 100 },
       response: { description: 'The instance after the change.', schema: InstanceBody },
       errors: ['NOT_FOUND', 'MISSING_FIELD', 'INVALID_FIELD', 'INSUFFICIENT_CREDITS', 'STORAGE_UNAVAILABLE'],
-      async handle({ params, body }) {
-        await lifecycle.addCredits(params.id!, body.add);
+      async handle({ params, body, principal }) {
+        const action = body.add < 0 ? 'credits.refund' : 'credits.add';
+        await audited(audit, principal, action, { instanceId: params.id!, target: body.add > 0 ? `+${body.add}` : String(body.add) }, () => lifecycle.addCredits(params.id!, body.add));
         return view(core.instances.require(params.id!));
       },
     }),
@@ -254,8 +270,8 @@ function instanceRoutes(core: InstancesParts, lifecycle: InstanceLifecycle): Rou
       example: { days: 30 },
       response: { description: 'The instance after the change.', schema: InstanceBody },
       errors: ['NOT_FOUND', 'MISSING_FIELD', 'INVALID_FIELD'],
-      async handle({ params, body }) {
-        return view(await lifecycle.grantPremium(params.id!, body.days));
+      async handle({ params, body, principal }) {
+        return view(await audited(audit, principal, 'premium.grant', { instanceId: params.id!, target: `+${body.days} days` }, () => lifecycle.grantPremium(params.id!, body.days)));
       },
     }),
 
@@ -304,10 +320,12 @@ function instanceRoutes(core: InstancesParts, lifecycle: InstanceLifecycle): Rou
       tags: ['instance'],
       response: { description: 'Logged out.', schema: LifecycleBody },
       errors: ['CONNECTION_NOT_READY'],
-      async handle({ instance }) {
-        const connection = connectionOf(instance.id);
-        await connection.logout({ timeoutMs: 0 });
-        connection.start();
+      async handle({ instance, principal }) {
+        await audited(audit, principal, 'instance.logout', { instanceId: instance.id }, async () => {
+          const connection = connectionOf(instance.id);
+          await connection.logout({ timeoutMs: 0 });
+          connection.start();
+        });
         return { success: true, instanceId: instance.id, status: core.status.view(instance).status };
       },
     }),
@@ -374,8 +392,8 @@ function instanceRoutes(core: InstancesParts, lifecycle: InstanceLifecycle): Rou
       summary: 'Issue a new API key; the old one stops at once',
       tags: ['instance'],
       response: { description: 'The new key, shown once.', schema: InstanceKeyBody },
-      async handle({ instance, koa }) {
-        const { apiKey, shown } = await lifecycle.rotateKey(instance.id);
+      async handle({ instance, koa, principal }) {
+        const { apiKey, shown } = await audited(audit, principal, 'key.rotate', { instanceId: instance.id }, () => lifecycle.rotateKey(instance.id));
         retireWhenDelivered(koa, shown);
         return { success: true, instanceId: instance.id, apiKey };
       },

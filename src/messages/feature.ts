@@ -2,6 +2,7 @@ import type { ConnectionActions } from '../connection/types.js';
 import type { DaemonMode, Feature } from '../features/feature.js';
 import { actionRoutes } from './action-routes.js';
 import { messageRoutes, type MessageReadParts } from './routes.js';
+import { searchRoutes } from './search-routes.js';
 
 /** What the messages feature is built from. */
 export interface MessagesParts extends MessageReadParts {
@@ -16,7 +17,7 @@ export interface MessagesParts extends MessageReadParts {
 export function messagesFeature(parts: MessagesParts): Feature {
   return {
     name: 'messages',
-    routes: [...messageRoutes(parts, parts.openHandovers), ...actionRoutes(parts)],
+    routes: [...messageRoutes(parts, parts.openHandovers), ...actionRoutes(parts), ...searchRoutes(parts.messages)],
     start() {
       if (parts.mode === 'daemon') parts.messages.start();
     },

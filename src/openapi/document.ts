@@ -32,7 +32,7 @@ export function toOpenApiPath(routerPath: string): string {
 /** Codes every route of an auth kind can answer, besides its own. */
 function impliedErrors(def: RouteDef): ErrorCode[] {
   const out: ErrorCode[] = ['INTERNAL'];
-  if (def.auth === 'instance' || def.auth === 'admin') out.push('UNAUTHORIZED', 'RATE_LIMITED');
+  if (def.auth === 'instance' || def.auth === 'admin' || def.auth === 'admin-or-instance') out.push('UNAUTHORIZED', 'RATE_LIMITED');
   if (def.body) out.push('INVALID_JSON', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE');
   if (def.query) out.push('INVALID_FIELD');
   // Several hosts: a request about an instance that is moving to another node.
@@ -114,7 +114,7 @@ function operation(def: RouteDef): Json {
     summary: def.summary,
     ...(def.description ? { description: def.description } : {}),
     tags: [...def.tags],
-    security: def.auth === 'instance' ? [{ ApiKey: [] }, ...(def.bearer ? [{ BearerKey: [] }] : [])] : def.auth === 'admin' ? [{ ServerSecret: [] }] : [],
+    security: def.auth === 'instance' ? [{ ApiKey: [] }, ...(def.bearer ? [{ BearerKey: [] }] : [])] : def.auth === 'admin' ? [{ ServerSecret: [] }] : def.auth === 'admin-or-instance' ? [{ ServerSecret: [] }, { ApiKey: [] }] : [],
   };
   if (params.length > 0) op.parameters = params;
   if (def.body) {

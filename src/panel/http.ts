@@ -8,6 +8,10 @@ import { readJsonBody } from '../http/json-body.js';
 import { isInstanceId } from '../domain/ids.js';
 import { verifySecret } from '../domain/secrets.js';
 import { SESSION_COOKIE, type PanelSessions } from './sessions.js';
+import { verifyPassword } from '../domain/passwords.js';
+import type { OperatorRepository } from '../storage/ports/operators.js';
+import type { AuditPart } from '../audit/audit-part.js';
+import { isOperatorName } from '../domain/operator-name.js';
 
 /** The built front-end: `npm run build` puts it here (both from src/ under tsx and from dist/). */
 export const DEFAULT_STATIC_DIR = join(fileURLToPath(new URL('../../', import.meta.url)), 'dist', 'panel', 'static');
@@ -96,6 +100,10 @@ function checkOrigin(ctx: Context): void {
 export interface PanelHttpDeps {
   sessions: PanelSessions;
   instances: { get(id: string): { id: string; keyHash: string } | undefined };
+  /** Operator accounts (`{"operator", "password"}` sign-ins). */
+  operators?: Pick<OperatorRepository, 'get'>;
+  /** Sign-ins, accepted or refused, go into the audit log. */
+  audit?: AuditPart;
   serverSecretHash(): string | null;
   limiter: AuthFailureLimiter;
   idleMs: number;
@@ -120,19 +128,41 @@ export function panelMiddleware(deps: PanelHttpDeps): Middleware {
     const b = typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as Record<string, unknown>) : {};
     const str = (v: unknown): string | undefined => (typeof v === 'string' && v.length <= 512 ? v : undefined);
     let opened: Awaited<ReturnType<PanelSessions['open']>> | null = null;
+    // Who tried: named in the audit log only when it exists (a guessed name is `anonymous`).
+    let actor = 'anonymous';
+    let instanceId: string | undefined;
     if (b.secret !== undefined) {
+      actor = 'secret';
       const hash = deps.serverSecretHash();
       if (verifySecret(str(b.secret), hash) && hash) opened = await deps.sessions.open({ role: 'admin' }, hash);
+    } else if (b.operator !== undefined) {
+      const name = str(b.operator) ?? '';
+      // One scrypt whether or not the operator exists: the answer never tells.
+      const op = isOperatorName(name) && deps.operators ? await deps.operators.get(name) : null;
+      const ok = await verifyPassword(str(b.password), op?.passwordHash);
+      if (op) actor = `operator:${op.name}`;
+      if (ok && op) {
+        opened = await deps.sessions.open(op.role === 'admin' ? { role: 'admin', operator: op.name } : { role: 'agent', operator: op.name, instances: [...op.instances] }, op.passwordHash);
+      }
     } else {
       const id = str(b.instanceId) ?? '';
       const record = isInstanceId(id) ? deps.instances.get(id) : undefined;
+      if (record) {
+        actor = `instance:${record.id}`;
+        instanceId = record.id;
+      }
       // One compare whether or not the instance exists: the answer never tells.
       if (verifySecret(str(b.apiKey), record?.keyHash) && record) opened = await deps.sessions.open({ role: 'instance', instanceId: record.id }, record.keyHash);
     }
+    const signin = { actor, action: 'panel.signin', ...(instanceId ? { instanceId } : {}) };
     if (!opened) {
+      // Counted first: past the limit (429) a failure is not recorded, so a spray of guesses
+      // cannot fill the audit log.
       deps.limiter.fail(ctx.ip);
+      await deps.audit?.record({ ...signin, outcome: 'UNAUTHORIZED' });
       throw new GatewayError('UNAUTHORIZED', INVALID);
     }
+    await deps.audit?.record({ ...signin, outcome: 'ok' });
     setCookie(ctx, opened.token, maxAge);
     ctx.set('Cache-Control', 'no-store');
     ctx.status = 201;

@@ -28,7 +28,11 @@ export const MAX_SESSIONS_PER_PRINCIPAL = 20;
 /** A memory bound for all sessions together: past it sign-ins are refused (429), nobody is signed out. */
 export const MAX_SESSIONS = 100_000;
 
-export type PanelRole = { role: 'admin' } | { role: 'instance'; instanceId: string };
+/**
+ * Who a session is: the server secret's admin, an instance's key holder, or an operator (an admin
+ * operator is `admin` with its name; an agent has its instances).
+ */
+export type PanelRole = { role: 'admin'; operator?: string } | { role: 'instance'; instanceId: string } | { role: 'agent'; operator: string; instances: string[] };
 
 interface Session {
   /** What the cookie's token hashes to (the map key): the token itself is never kept. */
@@ -46,8 +50,16 @@ interface Session {
 export interface SessionView {
   sessionId: string;
   csrfToken: string;
-  role: 'admin' | 'instance';
+  role: 'admin' | 'instance' | 'agent';
   instanceId: string | null;
+  /** The operator signed in (null: the server secret or an instance key). */
+  operator: string | null;
+  /** An instance session's instance name (null when it has none). */
+  name: string | null;
+  /** Whether an instance session's instance is a sandbox (null for other sessions). */
+  sandbox: boolean | null;
+  /** An agent's instances, with their names. */
+  instances: Array<{ instanceId: string; name: string | null }>;
 }
 
 export interface PanelSessionDeps {
@@ -61,14 +73,19 @@ export interface PanelSessionDeps {
   max?: number;
   /** Where sessions are kept beyond this process (every node of a gateway sees them). */
   store: SessionStore;
+  /** An operator's password hash now (null: no such operator): a reset or removal ends its sessions. */
+  operatorHash?(name: string): Promise<string | null>;
 }
 
 
 
 /** Whose session it is, for the per-principal bound. */
 function principalKey(who: PanelRole): string {
+  if (who.role === 'agent' || (who.role === 'admin' && who.operator !== undefined)) return `operator:${who.operator}`;
   return who.role === 'admin' ? 'admin' : `instance:${who.instanceId}`;
 }
+
+const operatorOf = (who: PanelRole): string | null => (who.role === 'instance' ? null : (who.operator ?? null));
 
 const tokenKey = (token: string): string => createHash('sha256').update(token, 'utf8').digest('base64url');
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
@@ -103,6 +120,8 @@ export class PanelSessions implements SessionResolver {
 
   /** Each principal's sessions. */
   private readonly byPrincipal = new Map<string, Set<Session>>();
+  /** Operators' password hashes as last read (each request with a cookie reads its operator's again). */
+  private readonly operatorHashes = new Map<string, string | null>();
   private readonly perPrincipal: number;
 
   constructor(private readonly deps: PanelSessionDeps) {
@@ -143,6 +162,8 @@ export class PanelSessions implements SessionResolver {
       enders: new Set(),
     };
     await this.deps.store.put({ key: session.key, sessionId: session.sessionId, csrf: session.csrf, principal, who: { ...who }, credentialHash, lastSeen: session.lastSeen });
+    const operator = operatorOf(who);
+    if (operator !== null) this.operatorHashes.set(operator, credentialHash);
     this.remember(session);
     return { token, view: this.view(session) };
   }
@@ -174,12 +195,24 @@ export class PanelSessions implements SessionResolver {
       if (known) this.end(known);
       return;
     }
-    if (known) {
-      known.lastSeen = Math.max(known.lastSeen, stored.lastSeen);
-      return;
-    }
+    if (known) known.lastSeen = Math.max(known.lastSeen, stored.lastSeen);
     const who = stored.who as PanelRole;
+    await this.refreshOperator(who);
+    if (known) return;
     this.remember({ key, sessionId: stored.sessionId, csrf: stored.csrf, who, credentialHash: stored.credentialHash, lastSeen: stored.lastSeen, enders: new Set() });
+  }
+
+  /** Reads an operator's password hash again (another node may have reset or removed it). */
+  private async refreshOperator(who: PanelRole): Promise<void> {
+    const name = operatorOf(who);
+    if (name === null || !this.deps.operatorHash) return;
+    this.operatorHashes.set(name, await this.deps.operatorHash(name));
+  }
+
+  /** An operator was reset or removed here: its sessions end now (other nodes' at their next request). */
+  operatorChanged(name: string, hash: string | null): void {
+    this.operatorHashes.set(name, hash);
+    for (const s of [...(this.byPrincipal.get(`operator:${name}`) ?? [])]) if (!this.alive(s)) this.end(s);
   }
 
   /** The live session a cookie token names, or null; `touch` (default) counts this as activity. */
@@ -219,7 +252,7 @@ export class PanelSessions implements SessionResolver {
     s.enders.add(fn);
     this.watched.add(s);
     if (!this.sweepTimer) {
-      this.sweepTimer = setInterval(() => this.sweepWatched(), STREAM_SWEEP_MS);
+      this.sweepTimer = setInterval(() => void this.sweepTimed(), STREAM_SWEEP_MS);
       this.sweepTimer.unref();
     }
     return () => {
@@ -231,6 +264,13 @@ export class PanelSessions implements SessionResolver {
   /** Ends every watched session that expired or whose credential changed (also run on a timer). */
   sweepWatched(): void {
     for (const s of [...this.watched]) if (!this.alive(s)) this.end(s);
+  }
+
+  /** The timer's sweep: operators' hashes are read again first (a reset elsewhere cuts their streams too). */
+  private async sweepTimed(): Promise<void> {
+    const names = new Set([...this.watched].map((s) => operatorOf(s.who)).filter((n): n is string => n !== null));
+    for (const name of names) await this.refreshOperator({ role: 'agent', operator: name, instances: [] }).catch(() => undefined);
+    this.sweepWatched();
   }
 
   /** Throws 401 unless a state-changing request carries the session's CSRF token. */
@@ -246,7 +286,19 @@ export class PanelSessions implements SessionResolver {
   }
 
   view(s: Session): SessionView {
-    return { sessionId: s.sessionId, csrfToken: s.csrf, role: s.who.role, instanceId: s.who.role === 'instance' ? s.who.instanceId : null };
+    const who = s.who;
+    const name = (id: string): string | null => this.deps.instances.get(id)?.name ?? null;
+    return {
+      sessionId: s.sessionId,
+      csrfToken: s.csrf,
+      role: who.role,
+      instanceId: who.role === 'instance' ? who.instanceId : null,
+      operator: operatorOf(who),
+      name: who.role === 'instance' ? name(who.instanceId) : null,
+      sandbox: who.role === 'instance' ? (this.deps.instances.get(who.instanceId)?.sandbox ?? false) : null,
+      // Instances deleted since the agent was given them are left out.
+      instances: who.role === 'agent' ? who.instances.filter((id) => this.deps.instances.get(id) !== undefined).map((id) => ({ instanceId: id, name: name(id) })) : [],
+    };
   }
 
   /** SessionResolver: the principal of a request that carries a live session cookie. */
@@ -254,9 +306,10 @@ export class PanelSessions implements SessionResolver {
     const s = this.fromRequest(ctx);
     if (!s) return null;
     this.checkCsrf(ctx, s);
-    return s.who.role === 'admin'
-      ? { kind: 'session', role: 'admin', sessionId: s.sessionId }
-      : { kind: 'session', role: 'instance', instanceId: s.who.instanceId, sessionId: s.sessionId };
+    const who = s.who;
+    if (who.role === 'admin') return { kind: 'session', role: 'admin', sessionId: s.sessionId, ...(who.operator !== undefined ? { operator: who.operator } : {}) };
+    if (who.role === 'agent') return { kind: 'session', role: 'agent', operator: who.operator, instances: who.instances, sessionId: s.sessionId };
+    return { kind: 'session', role: 'instance', instanceId: who.instanceId, sessionId: s.sessionId };
   }
 
   size(): number {
@@ -268,7 +321,10 @@ export class PanelSessions implements SessionResolver {
   }
 
   private credentialStillValid(s: Session): boolean {
-    const current = s.who.role === 'admin' ? this.deps.serverSecretHash() : this.deps.instances.get(s.who.instanceId)?.keyHash;
+    const who = s.who;
+    const operator = operatorOf(who);
+    const current =
+      operator !== null ? this.operatorHashes.get(operator) : who.role === 'admin' ? this.deps.serverSecretHash() : who.role === 'instance' ? this.deps.instances.get(who.instanceId)?.keyHash : undefined;
     return typeof current === 'string' && sameToken(current, s.credentialHash);
   }
 

@@ -68,6 +68,8 @@ export const HandoverRecord = Type.Object({
   node: Type.String(),
   openedAt: Type.String(),
   expiresAt: Type.String(),
+  /** Who claimed the chat in the inbox (`operator:NAME`, `secret`, `instance:ID`), if anyone. */
+  claimedBy: Type.Optional(Type.String()),
 });
 export type Handover = Static<typeof HandoverRecord>;
 

@@ -6,6 +6,10 @@ export interface SendingParts {
   /** media limits; `webhooks.allowPrivateTargets` also rules what a media `url` may reach. */
   config: Pick<GatewayConfig, 'media' | 'webhooks'>;
   sender: Pick<SendService, 'send' | 'act'>;
+  /** Replies a person sends from the panel (text and media) go into the audit log (never their text). */
+  audit?: AuditPart;
+  /** Whether a person took the chat over (the reply is then a handover reply). */
+  handedOver?: (instanceId: string, chatId: string) => Promise<boolean>;
 }
 import { defineRoute, type RouteDef } from '../http/route.js';
 import { parseInput } from '../schemas/check.js';
@@ -13,11 +17,19 @@ import { SendBody, SendContactInput, SendLocationInput, SendMediaBody, SendMedia
 import { recipient } from './address.js';
 import { withMediaBody } from './media-input.js';
 import { sendMediaFile, sendText } from './send-actions.js';
+import type { Principal } from '../http/route.js';
+import { audited, type AuditPart } from '../audit/audit-part.js';
 
 const SEND_ERRORS = ['MISSING_FIELD', 'INVALID_FIELD', 'INVALID_PHONE', 'PREMIUM_REQUIRED', 'QUOTA_EXHAUSTED', 'CONNECTION_NOT_READY', 'STORAGE_UNAVAILABLE', 'SENT_NOT_RECORDED', 'RATE_LIMITED'] as const;
 
 /** Sending text and media; each costs one credit on a non-premium instance. */
 export function sendingRoutes(core: SendingParts): RouteDef[] {
+  /** A send from a panel session is a person's reply: audited (API and flow sends are not, they are the traffic). */
+  const reply = async <T>(principal: Principal, instanceId: string, to: string, send: () => Promise<T>): Promise<T> => {
+    if (principal.kind !== 'session' || !core.audit) return send();
+    const handed = (await core.handedOver?.(instanceId, to).catch(() => false)) ?? false;
+    return audited(core.audit, principal, handed ? 'handover.reply' : 'chat.reply', { instanceId, target: to }, send);
+  };
   return [
     defineRoute({
       method: 'POST',
@@ -35,7 +47,7 @@ export function sendingRoutes(core: SendingParts): RouteDef[] {
         example: { success: true, instanceId: 'inst_k3J9xQ2mVb7n', messageId: '3EB0C767F26D4C4A5B8A', to: '15551234567@s.whatsapp.net', quotaRemaining: '41' },
       },
       errors: SEND_ERRORS,
-      handle: ({ instance, body }) => sendText(core.sender, instance.id, body),
+      handle: ({ instance, body, principal }) => reply(principal, instance.id, recipient(body), () => sendText(core.sender, instance.id, body)),
     }),
 
     defineRoute({
@@ -57,9 +69,11 @@ export function sendingRoutes(core: SendingParts): RouteDef[] {
         example: { success: true, instanceId: 'inst_k3J9xQ2mVb7n', messageId: '3EB0C767F26D4C4A5B8A', to: '15551234567@s.whatsapp.net', quotaRemaining: '41', mediaType: 'audio', as: 'voice' },
       },
       errors: [...SEND_ERRORS, 'MEDIA_FETCH_FAILED', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE'],
-      async handle({ koa, instance }) {
+      async handle({ koa, instance, principal }) {
         const missing = koa.is('multipart/form-data') ? 'file is required' : 'url or base64 is required (or send multipart/form-data with a file)';
-        return withMediaBody(koa, core.config, (raw) => parseInput(SendMediaFields, raw), (file, fields) => sendMediaFile(core, instance.id, file, fields, missing));
+        return withMediaBody(koa, core.config, (raw) => parseInput(SendMediaFields, raw), (file, fields) =>
+          reply(principal, instance.id, recipient(fields), () => sendMediaFile(core, instance.id, file, fields, missing)),
+        );
       },
     }),
 

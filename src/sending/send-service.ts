@@ -29,6 +29,8 @@ export interface SendDeps {
   planChanged?: (id: string) => void;
   /** Where every outgoing message is stored and its status published. */
   hub: MessageHub;
+  /** Counts each message sent per day (GET /api/instances/{id}/usage). */
+  usage?: { count(instanceId: string, at: number, debited: boolean): void };
 }
 
 const PREMIUM_LAPSED = 'premium has expired and no credits remain: the operator renews it with `gateway premium grant ID --days N` or adds credits with `gateway credits add ID N`';
@@ -49,6 +51,7 @@ export class SendService implements ConnectionActions {
     const message = { ...draft, id: newMessageId(), ...(draft.kind === 'poll' && draft.secret === undefined ? { secret: randomBytes(32).toString('base64') } : {}) } as Outgoing;
     try {
       const result = await this.sendUnobserved(instanceId, message);
+      this.deps.usage?.count(instanceId, this.deps.clock.now(), result.quotaRemaining !== 'unlimited');
       this.deps.metrics.send('sent');
       if (result.quotaRemaining !== 'unlimited') this.deps.metrics.creditsSpent(1);
       return result;

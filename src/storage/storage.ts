@@ -6,6 +6,9 @@ import type { MediaRepository } from './ports/media.js';
 import type { MessageRepository } from './ports/messages.js';
 import type { SessionStore } from './ports/sessions.js';
 import type { OutboxStore } from './ports/outbox.js';
+import type { OperatorRepository } from './ports/operators.js';
+import type { AuditLog } from './ports/audit.js';
+import type { UsageRepository } from './ports/usage.js';
 
 /** Which engine holds the gateway's durable state. */
 export type StorageEngine = 'files' | 'postgres';
@@ -25,6 +28,12 @@ export interface Storage {
   readonly flows: FlowRepository;
   /** Panel sessions (in memory with the files engine; shared by every node with PostgreSQL). */
   readonly sessions: SessionStore;
+  /** Operators: named panel accounts (admin or agent) with scrypt password hashes. */
+  readonly operators: OperatorRepository;
+  /** Who did what: append-only, bounded by age. */
+  readonly audit: AuditLog;
+  /** Sends per instance and day (kept as long as history). */
+  readonly usage: UsageRepository;
   /** WhatsApp sessions: credentials and Signal keys (phones stay paired wherever this is). */
   readonly auth: AuthStateRepository;
   /**

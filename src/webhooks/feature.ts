@@ -8,6 +8,7 @@ import type { InstanceRepository } from '../storage/ports/instances.js';
 import type { OutboxStore } from '../storage/ports/outbox.js';
 import { WebhookDeliverer } from './deliverer.js';
 import { webhookRoutes } from './routes.js';
+import type { AuditPart } from '../audit/audit-part.js';
 import { systemResolver, type Resolver } from './target-policy.js';
 
 /** Test seams of webhook delivery; production uses the defaults. */
@@ -33,6 +34,8 @@ export interface WebhooksParts {
   outbox: OutboxStore;
   /** Whether this node delivers an instance's webhooks (several hosts: the instances it owns). */
   serves?: (instanceId: string) => boolean;
+  /** Webhook changes go into the audit log. */
+  audit?: AuditPart;
 }
 
 export const DEFAULT_USER_AGENT = 'wa-gateway-webhooks/0.1 (+https://www.standardwebhooks.com)';

@@ -9,9 +9,20 @@ import { DeliveriesBody, DeliveriesQuery, RedeliverBody, WebhookTestBody } from 
 import type { WebhookDeliverer } from './deliverer.js';
 import { summarise } from './delivery-record.js';
 import { applyWebhookChange, headersChanged, webhookView } from './settings.js';
+import { audited, noAudit, type AuditPart } from '../audit/audit-part.js';
+
+/** The host of a webhook URL: what the audit log names (a URL may carry a token or a password). */
+const hostOf = (url: string | undefined): string | undefined => {
+  try {
+    return url === undefined ? undefined : new URL(url).host;
+  } catch {
+    return undefined;
+  }
+};
 
 /** The instance's webhook (where, signed how, which events) and its deliveries. */
-export function webhookRoutes(core: { config: Pick<GatewayConfig, 'webhooks'>; instances: Pick<InstanceRepository, 'modify'> }, deliverer: WebhookDeliverer): RouteDef[] {
+export function webhookRoutes(core: { config: Pick<GatewayConfig, 'webhooks'>; instances: Pick<InstanceRepository, 'modify'>; audit?: AuditPart }, deliverer: WebhookDeliverer): RouteDef[] {
+  const audit = core.audit ?? noAudit;
   return [
     defineRoute({
       method: 'PUT',
@@ -34,14 +45,17 @@ export function webhookRoutes(core: { config: Pick<GatewayConfig, 'webhooks'>; i
       },
       response: { description: 'The webhook as stored (never the secret, header names only).', schema: WebhookBody },
       errors: ['MISSING_FIELD', 'INVALID_FIELD'],
-      async handle({ instance, body }) {
-        const webhook = await applyWebhookChange(instance.webhook, body, core.config.webhooks.allowPrivateTargets);
-        const record = await core.instances.modify(instance.id, (r) => {
-          r.webhook = webhook;
+      async handle({ instance, body, principal }) {
+        const target = hostOf(body.url ?? instance.webhook?.url);
+        return audited(audit, principal, 'webhook.set', { instanceId: instance.id, ...(target ? { target } : {}) }, async () => {
+          const webhook = await applyWebhookChange(instance.webhook, body, core.config.webhooks.allowPrivateTargets);
+          const record = await core.instances.modify(instance.id, (r) => {
+            r.webhook = webhook;
+          });
+          // A rotated Authorization is what a receiver refusing with 401 waited for, like a new URL.
+          if (webhook.url !== instance.webhook?.url || headersChanged(instance.webhook, webhook)) deliverer.retarget(instance.id);
+          return { success: true, instanceId: instance.id, webhook: webhookView(record.webhook) };
         });
-        // A rotated Authorization is what a receiver refusing with 401 waited for, like a new URL.
-        if (webhook.url !== instance.webhook?.url || headersChanged(instance.webhook, webhook)) deliverer.retarget(instance.id);
-        return { success: true, instanceId: instance.id, webhook: webhookView(record.webhook) };
       },
     }),
 
@@ -83,11 +97,13 @@ export function webhookRoutes(core: { config: Pick<GatewayConfig, 'webhooks'>; i
       summary: 'Stop sending events (deliveries already queued are still attempted)',
       tags: ['webhooks'],
       response: { description: 'Removed.', schema: closed({ success: Type.Literal(true), instanceId: Type.String(), webhook: Type.Null() }) },
-      async handle({ instance }) {
-        await core.instances.modify(instance.id, (r) => {
-          r.webhook = null;
+      async handle({ instance, principal }) {
+        return audited(audit, principal, 'webhook.remove', { instanceId: instance.id }, async () => {
+          await core.instances.modify(instance.id, (r) => {
+            r.webhook = null;
+          });
+          return { success: true, instanceId: instance.id, webhook: null };
         });
-        return { success: true, instanceId: instance.id, webhook: null };
       },
     }),
 
@@ -116,9 +132,12 @@ export function webhookRoutes(core: { config: Pick<GatewayConfig, 'webhooks'>; i
       tags: ['webhooks'],
       response: { description: 'Queued (or still pending).', schema: RedeliverBody },
       errors: ['NOT_FOUND'],
-      async handle({ instance, params }) {
-        const result = await deliverer.redeliver(instance.id, params.deliveryId!);
-        if (result.outcome === 'not-found') throw new GatewayError('NOT_FOUND', `no delivery ${JSON.stringify(params.deliveryId!.slice(0, 60))} for this instance`);
+      async handle({ instance, params, principal }) {
+        const result = await audited(audit, principal, 'webhook.redeliver', { instanceId: instance.id, target: params.deliveryId!.slice(0, 100) }, async () => {
+          const r = await deliverer.redeliver(instance.id, params.deliveryId!);
+          if (r.outcome === 'not-found') throw new GatewayError('NOT_FOUND', `no delivery ${JSON.stringify(params.deliveryId!.slice(0, 60))} for this instance`);
+          return r;
+        });
         return { success: true, instanceId: instance.id, requeued: result.outcome === 'requeued', delivery: summarise(result.state) };
       },
     }),

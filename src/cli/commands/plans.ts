@@ -19,9 +19,18 @@ export function registerPlans(program: Command): void {
       });
     });
 
-  program
-    .command('credits')
-    .description('credits')
+  const credits = program.command('credits').description('credits');
+  credits
+    .command('refund')
+    .description('take N unspent credits back (409 INSUFFICIENT_CREDITS when fewer are free)')
+    .argument('<id>', 'instance id')
+    .argument('<n>', 'credits to take back', parsePositive)
+    .action(async (id: string, amount: number, _opts: unknown, cmd: Command) => {
+      const { dataDir, json } = globals(cmd);
+      const view = await withApi(dataDir, (api) => api.call('POST', `/api/instances/${seg(id)}/credits`, { add: -amount }));
+      output(json, { instanceId: id, credits: view.credits, quotaRemaining: view.quotaRemaining }, `${id}: ${String(view.credits)} credits`);
+    });
+  credits
     .command('add')
     .description('add N credits to an instance')
     .argument('<id>', 'instance id')

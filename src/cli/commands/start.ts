@@ -4,6 +4,7 @@ import { LOG_LEVELS, type LogLevel } from '../../config/schema.js';
 import { GatewayError } from '../../domain/errors.js';
 import type { RunningDaemon } from '../../daemon/boot.js';
 import { globals, parsePort } from '../context.js';
+import { firstRun, firstRunText } from '../first-run.js';
 
 interface StartOptions {
   host?: string;
@@ -43,18 +44,28 @@ export function registerStart(program: Command): void {
       process.once('SIGTERM', () => shutdown('SIGTERM'));
       process.once('SIGINT', () => shutdown('SIGINT'));
       // Loaded here so that short CLI commands do not pay for the daemon's imports.
-      const { startDaemon } = await import('../../daemon/boot.js');
+      const { startDaemon, panelUrl } = await import('../../daemon/boot.js');
+      let initialised = false;
       const daemon = await startDaemon({
         dataDir,
         ...(opts.host !== undefined ? { host: opts.host } : {}),
         ...(opts.port !== undefined ? { port: opts.port } : {}),
         ...(logLevel !== undefined ? { logLevel: logLevel as LogLevel } : {}),
         onInitialised: (secret) => {
+          initialised = true;
           // Plain text on stderr, once, so it never lands in the JSON log stream.
           process.stderr.write(`\nInitialised ${dataDir} with default settings.\nServer secret (X-API-Secret), shown once, store it now:\n\n  ${secret}\n\n`);
         },
       });
       daemonRef = daemon;
+      if (initialised) {
+        // After the secret: where the panel is, how to sign in, what to run next. A person at a
+        // terminal reads text; anything else (systemd, a container log) gets one JSON line.
+        const config = daemon.daemon.core.config;
+        const said = firstRun(config.panel.enabled ? panelUrl(daemon.host, daemon.port) : null);
+        if (process.stderr.isTTY) process.stderr.write(firstRunText(said));
+        else daemon.daemon.core.logger.info({ firstRun: said }, 'first run: open the panel, sign in with the server secret, then create an instance');
+      }
       if (signalled) shutdown(signalled);
     });
 }

@@ -18,6 +18,9 @@ import { MediaFiles } from './media.js';
 import { MessageStore } from './messages/store.js';
 import { FileOutboxStore } from './outbox/store.js';
 import { storePaths } from './paths.js';
+import { OperatorFiles } from './operators.js';
+import { AuditFiles } from './audit.js';
+import { UsageFiles } from './usage.js';
 
 export interface FileStorageOptions {
   dataDir: string;
@@ -49,6 +52,10 @@ export async function openFileStorage(options: FileStorageOptions): Promise<Stor
   const messages = new MessageStore({ root: paths.messagesDir, history: config.history, media, clock, timers, logger, guard });
   const outbox = new FileOutboxStore({ dataDir, guard, logger: logger.child({ part: 'webhooks' }), instanceExists: (id) => instances.get(id) !== undefined });
   await outbox.load();
+  const operators = new OperatorFiles(paths.operators, guard);
+  await operators.load();
+  const audit = new AuditFiles(paths.auditDir, guard);
+  const usage = new UsageFiles(paths.usageDir, guard, logger);
   return {
     engine: 'files',
     instances,
@@ -59,12 +66,16 @@ export async function openFileStorage(options: FileStorageOptions): Promise<Stor
     // One host: sessions live in this process (a restart signs everyone out).
     sessions: new MemorySessionStore(),
     flows: new FlowFiles(paths.flowsDir, guard),
+    operators,
+    audit,
+    usage,
     async removeInstance(id) {
       // Whatever an interrupted delete left counts as found (the delete is then finished).
       let found = [creditStore.journalFile(id), paths.credits(id), auth.file(id), join(paths.authDir, `${id}.sandbox.json`)].some((f) => existsSync(f));
       await credits.remove(id);
       await auth.remove(id);
       await messages.removeInstance(id);
+      await usage.removeInstance(id);
       // Every folder named after the instance (outbox, flows, messages, media).
       const remove = async (path: string): Promise<void> => {
         try {
@@ -79,6 +90,8 @@ export async function openFileStorage(options: FileStorageOptions): Promise<Stor
     },
     outbox,
     async close() {
+      await usage.flush().catch((err: unknown) => logger.warn({ err }, 'could not write the last usage counts'));
+      await audit.close();
       await outbox.close();
       await messages.stop();
       await credits.close();

@@ -13,6 +13,9 @@ export function storePaths(dataDir: string) {
     flowsDir: join(dataDir, 'flows'),
     messagesDir: join(dataDir, 'messages'),
     mediaDir: join(dataDir, 'media'),
+    operators: join(dataDir, 'operators.json'),
+    auditDir: join(dataDir, 'audit'),
+    usageDir: join(dataDir, 'usage'),
     /** The data dir lock: held by the daemon, or by a CLI command while no daemon runs. */
     lock: join(dataDir, 'gateway.lock'),
     daemonInfo: join(dataDir, 'daemon.json'),

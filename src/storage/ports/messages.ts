@@ -103,10 +103,23 @@ export interface MessageRepository {
   chatOf(instanceId: string, messageId: string): Promise<string | null>;
   /** Chats, newest first. */
   chats(instanceId: string): Promise<ChatSummary[]>;
+  /**
+   * Kept messages whose text, caption or sender's name contains `text` (case-insensitive), newest
+   * first, `limit` at most; at most SEARCH_SCAN of the newest messages are looked at.
+   */
+  search(instanceId: string, text: string, limit: number): Promise<StoredMessage[]>;
   /** A chat's messages, newest first, `limit` at most, older than `before` if given; null for an unknown chat. */
   chatMessages(instanceId: string, chatId: string, limit: number, before?: string): Promise<ChatPage | null>;
   /** Starts the periodic sweep of what expired. */
   start(): void;
   stop(): Promise<void>;
   removeInstance(instanceId: string): Promise<void>;
+}
+
+/** The newest messages of an instance a search looks at (the files engine reads each from disk). */
+export const SEARCH_SCAN = 20_000;
+
+/** Whether a stored message matches a search (`needle` already lower-cased). */
+export function messageMatches(m: StoredMessage, needle: string): boolean {
+  return [m.text, m.caption, m.fromName, m.media?.fileName].some((v) => typeof v === 'string' && v.toLowerCase().includes(needle));
 }

@@ -8,6 +8,9 @@ import { PgAuthStates } from './auth-state.js';
 import { PgFlows } from './flows.js';
 import { PgOutbox } from './outbox.js';
 import { PgSessions } from './sessions.js';
+import { PgOperators } from './operators.js';
+import { PgAudit } from './audit.js';
+import { PgUsage } from './usage.js';
 import { PgCredits } from './credits.js';
 import { Db } from './db.js';
 import { pgError } from './errors.js';
@@ -97,6 +100,7 @@ export async function openPostgresStorage(options: PostgresStorageOptions): Prom
     const flows = new PgFlows(db);
     const outbox = new PgOutbox(db);
     const messages = new PgMessages({ db, history: config.history, media, clock, timers, logger });
+    const usage = new PgUsage(db, logger);
     const stale = setInterval(() => {
       credits.releaseStale().catch((err: unknown) => logger.warn({ err: errorMessage(err) }, 'could not look for credit holds of processes that are gone'));
     }, STALE_HOLDS_EVERY_MS);
@@ -122,6 +126,9 @@ export async function openPostgresStorage(options: PostgresStorageOptions): Prom
       flows,
       outbox,
       sessions: new PgSessions(db),
+      operators: new PgOperators(db),
+      audit: new PgAudit(db),
+      usage,
       async removeInstance(id) {
         // Whatever an interrupted delete left counts as found (the delete is then finished).
         const { rows } = await db.query<{ found: boolean }>(
@@ -141,12 +148,14 @@ export async function openPostgresStorage(options: PostgresStorageOptions): Prom
             UNION ALL SELECT 1 FROM g UNION ALL SELECT 1 FROM h UNION ALL SELECT 1 FROM i UNION ALL SELECT 1 FROM j) AS found`,
           [id],
         );
+        await usage.removeInstance(id);
         credits.dropCached(id);
         messages.forget(id);
         return rows[0]?.found ?? false;
       },
       async close() {
         clearInterval(stale);
+        await usage.flush().catch((err: unknown) => logger.warn({ err: errorMessage(err) }, 'could not write the last usage counts'));
         await outbox.close();
         await messages.stop();
         await credits.close();

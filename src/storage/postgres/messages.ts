@@ -6,7 +6,7 @@ import type { TimerHandle, Timers } from '../../domain/timers.js';
 import type { MessageStatus } from '../../domain/types.js';
 import type { InboundMessage } from '../../schemas/events.js';
 import type { MediaRepository } from '../ports/media.js';
-import type { ChatPage, ChatSummary, InboundExtra, MessageRepository, StatusChange, StoredMessage, StoredVote } from '../ports/messages.js';
+import { SEARCH_SCAN, messageMatches, type ChatPage, type ChatSummary, type InboundExtra, type MessageRepository, type StatusChange, type StoredMessage, type StoredVote } from '../ports/messages.js';
 import type { Db } from './db.js';
 
 export interface PgMessagesOptions {
@@ -270,6 +270,28 @@ export class PgMessages implements MessageRepository {
       const isGroup = r.chat_id.endsWith('@g.us');
       return { chatId: r.chat_id, ...(r.name !== null && !isGroup ? { name: r.name } : {}), isGroup, lastMessageAt: r.last, unread: r.unread };
     });
+  }
+
+  async search(instanceId: string, text: string, limit: number): Promise<StoredMessage[]> {
+    if (!this.historyEnabled) return [];
+    await this.ready(instanceId);
+    const needle = text.toLowerCase();
+    // The newest SEARCH_SCAN rows, then the match in this process (the body is JSON text).
+    // As the needle appears inside the JSON text of the body (quotes and backslashes escaped).
+    const like = `%${JSON.stringify(needle).slice(1, -1).replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    const { rows } = await this.db.query<MessageRow & { message_id: string }>(
+      'message store',
+      `SELECT message_id, ${COLUMNS} FROM (SELECT * FROM messages WHERE instance_id = $1 AND NOT deleted ORDER BY seq DESC LIMIT $2) m
+        WHERE lower(m.body) LIKE $3 OR lower(coalesce(m.edited_text, '')) LIKE $3 ORDER BY seq DESC`,
+      [instanceId, SEARCH_SCAN, like],
+    );
+    const out: StoredMessage[] = [];
+    for (const r of rows) {
+      const m = merged(r);
+      if (messageMatches(m, needle)) out.push(m);
+      if (out.length >= limit) break;
+    }
+    return out;
   }
 
   async chatMessages(instanceId: string, chatId: string, limit: number, before?: string): Promise<ChatPage | null> {

@@ -12,7 +12,7 @@ import type { WriteGuard } from '../../../fs/write-guard.js';
 import { isInstanceId } from '../paths.js';
 import { InstanceMessages, type Chat, type Entry, type StatusChange } from './instance-messages.js';
 import type { MediaRepository } from '../../ports/media.js';
-import type { InboundExtra, MessageRepository, StoredVote } from '../../ports/messages.js';
+import { SEARCH_SCAN, messageMatches, type InboundExtra, type MessageRepository, type StoredVote } from '../../ports/messages.js';
 import type { JournalRecord, StoredMessage } from './records.js';
 
 export type { StatusChange } from './instance-messages.js';
@@ -212,6 +212,22 @@ export class MessageStore implements MessageRepository {
   /** Chats, newest first. */
   async chats(instanceId: string): Promise<Chat[]> {
     return [...(await this.instance(instanceId)).chats.values()].sort((a, b) => b.lastMessageAt - a.lastMessageAt);
+  }
+
+  /** Messages matching `text`, newest first (each read from the journal: no index of words is kept). */
+  async search(instanceId: string, text: string, limit: number): Promise<StoredMessage[]> {
+    if (!this.options.history.enabled) return [];
+    const im = await this.instance(instanceId);
+    const needle = text.toLowerCase();
+    const ids = [...im.entries.values()].sort((a, b) => b.timestamp - a.timestamp).slice(0, SEARCH_SCAN);
+    const out: StoredMessage[] = [];
+    for (const e of ids) {
+      if (e.deleted) continue;
+      const m = await im.message(e.id);
+      if (m && messageMatches(m, needle)) out.push(m);
+      if (out.length >= limit) break;
+    }
+    return out;
   }
 
   /** A chat's messages, newest first, `limit` at most, older than `before` if given. */

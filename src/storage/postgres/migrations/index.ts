@@ -4,6 +4,7 @@ import { sql as cluster } from './003-cluster.js';
 import { sql as outbox } from './004-outbox.js';
 import { sql as sessions } from './005-sessions.js';
 import { sql as pollVotes } from './006-poll-votes.js';
+import { sql as operatorsAuditUsage } from './007-operators-audit-usage.js';
 
 export interface Migration {
   /** Applied in this order, each once; never renumbered or edited once released. */
@@ -23,4 +24,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 4, name: 'outbox', sql: outbox },
   { version: 5, name: 'sessions', sql: sessions },
   { version: 6, name: 'poll-votes', sql: pollVotes },
+  { version: 7, name: 'operators-audit-usage', sql: operatorsAuditUsage },
 ];
