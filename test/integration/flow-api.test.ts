@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { ManualClock, ManualTimers } from '../helpers/manual-time.js';
 import type { FlowsFeature } from '../../src/flows/feature.js';
 import type { GatewayEvent, HandoverEvent } from '../../src/events/types.js';
-import { startTestDaemon, type TestDaemon, type TestDaemonOptions } from '../helpers/daemon.js';
+import { startTestDaemon, waitFor, type TestDaemon, type TestDaemonOptions } from '../helpers/daemon.js';
 import { exampleFlow } from '../../src/flows/example.js';
 
 const SUPPORT = exampleFlow();
@@ -36,8 +36,12 @@ async function startBot(options: TestDaemonOptions & { instance?: Record<string,
     key,
     events,
     async say(message, from = ANN, name = 'Ann') {
+      const received = () => events.filter((e) => e.type === 'message.received').length;
+      const before = received();
       const res = await d.request('POST', `/api/${id}/sandbox/inbound`, { key, json: { from, message, name } });
       if (res.status !== 200) throw new Error(`inbound failed: ${res.status} ${JSON.stringify(res.body)}`);
+      // The flows see the message once the bus has it (it may still be on its way when the route answers).
+      await waitFor(() => received() > before, 10_000, 'the message on the event bus');
       await d.flows.idle();
     },
     async sent() {
