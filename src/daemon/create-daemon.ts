@@ -12,7 +12,7 @@ import { systemClock, type Clock } from '../domain/clock.js';
 import { noMetrics } from '../domain/metrics-sink.js';
 import { systemTimers, type Timers } from '../domain/timers.js';
 import { EventBus } from '../events/bus.js';
-import { liveEventsFeature } from '../events/live.js';
+import { liveEventsFeature } from '../live-events/feature.js';
 import type { DaemonMode, Feature } from '../features/feature.js';
 import { flowsFeature, type FlowsFeature } from '../flows/feature.js';
 import { groupsFeature } from '../groups/feature.js';

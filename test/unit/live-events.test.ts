@@ -1,6 +1,6 @@
 import test from 'ava';
 import type { PassThrough } from 'node:stream';
-import { LiveEvents } from '../../src/events/live.js';
+import { LiveEvents } from '../../src/live-events/feature.js';
 import type { GatewayEvent } from '../../src/events/types.js';
 
 // Rules guarded (contract part 2, "Live events"): a heartbeat comment keeps idle streams alive; a

@@ -3,7 +3,7 @@ import Type from 'typebox';
 import type { Feature } from '../features/feature.js';
 import { GatewayError } from '../domain/errors.js';
 import { defineRoute } from '../http/route.js';
-import type { EventConsumer, GatewayEvent } from './types.js';
+import type { EventConsumer, GatewayEvent } from '../events/types.js';
 
 /** A client that does not read is dropped once this much is waiting for it. */
 const MAX_BUFFERED = 1024 * 1024;
