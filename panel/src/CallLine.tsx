@@ -9,6 +9,22 @@ const STATE_TEXT: Record<CallSeen['state'], string> = {
   over: 'over (no longer ringing when rejected)',
 };
 
+/** A handset or a camera, drawn (an emoji needs a font the system may lack). */
+function CallIcon({ video }: { video: boolean }) {
+  return (
+    <svg className="call-icon" viewBox="0 0 24 24" width="16" height="16" aria-hidden="true" focusable="false">
+      {video ? (
+        <path fill="currentColor" d="M3 6h11a2 2 0 0 1 2 2v1.6l4.4-2.9A1 1 0 0 1 22 7.5v9a1 1 0 0 1-1.6.8L16 14.4V16a2 2 0 0 1-2 2H3a2 2 0 0 1-2-2V8a2 2 0 0 1 2-2z" />
+      ) : (
+        <path
+          fill="currentColor"
+          d="M6.6 10.8a15.1 15.1 0 0 0 6.6 6.6l2.2-2.2a1 1 0 0 1 1-.25 11.4 11.4 0 0 0 3.6.57 1 1 0 0 1 1 1V20a1 1 0 0 1-1 1A17 17 0 0 1 3 4a1 1 0 0 1 1-1h3.5a1 1 0 0 1 1 1c0 1.25.2 2.45.57 3.57a1 1 0 0 1-.25 1l-2.2 2.2z"
+        />
+      )}
+    </svg>
+  );
+}
+
 /** Who called, in words: the phone when the gateway knows it. */
 export const callerOf = (c: CallSeen): string => c.from ?? c.sender.split('@')[0]!;
 
@@ -42,7 +58,7 @@ export function CallLine({ id, call, now, canReject, onSaid }: { id: string; cal
   return (
     <li className="call" data-call={call.callId} data-call-state={call.state}>
       <span className="call-what">
-        <span aria-hidden="true">{call.isVideo ? '🎥' : '📞'} </span>
+        <CallIcon video={call.isVideo} />
         Incoming {kind} call{call.isGroup ? ` (group call, from ${callerOf(call)})` : ''}
         {state && <span className="call-state"> · {state}</span>}
         {!state && !ringing && <span className="call-state"> · no longer ringing</span>}
