@@ -6,17 +6,10 @@ import { addCall, callFromEvent, mayRing, setCallState, useCalls, useRingClock, 
 import { CallLine, callerOf } from './CallLine';
 import { isGroupChat, useGroupSubjects } from './groups';
 import { settingsPath, type InstanceSettings } from './settings-api';
+import { chatsWithCalls, senderOf } from './inbox-calls';
 
 /** A chat's number: the digits of a phone chat, shown as +E.164. */
 const numberOf = (chatId: string): string => (chatId.endsWith('@s.whatsapp.net') ? `+${chatId.split('@')[0]}` : isGroupChat(chatId) ? 'Group' : chatId.split('@')[0]!);
-/** Who wrote a message in a group: their name and phone, as much as is known. */
-const senderOf = (m: Message): string => {
-  const phone = m.from ?? (m.sender ? m.sender.split('@')[0]! : '');
-  return m.fromName ? (phone ? `${m.fromName} · ${phone}` : m.fromName) : phone || 'someone';
-};
-/** A chat the page knows only from a call (the caller never wrote): listed, with nothing to load. */
-const callChat = (c: CallSeen): Chat => ({ chatId: c.chatId, isGroup: c.isGroup, lastMessageAt: c.timestamp, unread: 0, handover: false });
-const latest = (a: string, b: string): string => (Date.parse(a) >= Date.parse(b) ? a : b);
 const claimer = (by: string): string => by.replace(/^operator:/, '').replace(/^secret$/, 'the admin').replace(/^instance:.*/, 'the instance key');
 const chatUrl = (id: string, chatId: string): string => `#/i/${enc(id)}/inbox/${enc(chatId)}`;
 
@@ -44,6 +37,9 @@ export function Inbox({ id, chat, session }: { id: string; chat: string | null; 
   const chatRef = useRef<string | null>(chat);
   chatRef.current = chat;
   const agent = session.role === 'agent';
+  // Read by the event stream, which a new session object (a rotated key) should not reopen.
+  const settingsUrl = useRef(settingsPath(session, id));
+  settingsUrl.current = settingsPath(session, id);
   const callList = useCalls(id);
   const now = useRingClock(callList);
   const { subjects, learn } = useGroupSubjects(
@@ -129,7 +125,7 @@ export function Inbox({ id, chat, session }: { id: string; chat: string | null; 
         setDone(`Incoming ${call.isVideo ? 'video' : 'voice'} call from ${callerOf(call)}.`);
         // Rejected by the gateway itself when the instance's settings say so (agents cannot read them).
         if (!agent) {
-          void api<InstanceSettings>('GET', settingsPath(session, id), undefined, { background: true })
+          void api<InstanceSettings>('GET', settingsUrl.current, undefined, { background: true })
             .then((s) => s.calls.autoReject && setCallState(id, call.callId, 'auto-rejected'))
             .catch(() => undefined);
         }
@@ -147,7 +143,7 @@ export function Inbox({ id, chat, session }: { id: string; chat: string | null; 
       close();
       stop();
     };
-  }, [id, loadList, loadChat, learn, agent, session]);
+  }, [id, loadList, loadChat, learn, agent]);
 
   // Opening a chat: its newest messages, scrolled to the end; it counts as read.
   useEffect(() => {
@@ -191,12 +187,7 @@ export function Inbox({ id, chat, session }: { id: string; chat: string | null; 
   }, [query, id]);
 
   const titleOf = (c: { chatId: string; name?: string | undefined }): string => (isGroupChat(c.chatId) ? (subjects.get(c.chatId) ?? c.name ?? 'Group chat') : (c.name ?? numberOf(c.chatId)));
-  // Calls count as activity: a chat that rang comes up the list, one known only by its call is added.
-  const lastCall = new Map<string, CallSeen>();
-  for (const c of callList) lastCall.set(c.chatId, c);
-  const all = callList.length === 0 ? chats : [...chats, ...[...lastCall.values()].filter((c) => !chats.some((x) => x.chatId === c.chatId)).map(callChat)];
-  const activity = (c: Chat): number => Date.parse(lastCall.has(c.chatId) ? latest(c.lastMessageAt, lastCall.get(c.chatId)!.timestamp) : c.lastMessageAt);
-  const shownChats = callList.length === 0 ? chats : [...all].sort((a, b) => activity(b) - activity(a));
+  const { shown: shownChats, lastCall, lastAt } = chatsWithCalls(chats, callList);
   const q = query.trim().toLowerCase();
   const digits = q.replace(/[\s()+-]/g, '');
   const listed = q ? shownChats.filter((c) => titleOf(c).toLowerCase().includes(q) || (/^\d+$/.test(digits) && c.chatId.includes(digits))) : shownChats;
@@ -283,7 +274,7 @@ export function Inbox({ id, chat, session }: { id: string; chat: string | null; 
                   </span>
                   <span className="chat-meta muted">
                     {c.name && !isGroupChat(c.chatId) ? `${numberOf(c.chatId)} · ` : ''}
-                    {clock(lastCall.has(c.chatId) ? latest(c.lastMessageAt, lastCall.get(c.chatId)!.timestamp) : c.lastMessageAt)}
+                    {clock(lastAt(c))}
                     {lastCall.has(c.chatId) && mayRing(lastCall.get(c.chatId)!, now) ? ' · incoming call' : ''}
                     {h ? (h.claimedBy ? ` · claimed by ${claimer(h.claimedBy)}` : ' · waiting for a person') : ''}
                   </span>
