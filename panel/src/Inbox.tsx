@@ -1,78 +1,25 @@
 import { useCallback, useEffect, useLayoutEffect, useRef, useState, type FormEvent } from 'react';
 import { api, clock, enc, errorText, every, liveEvents, newestOnly, upload, when, type Session } from './api';
-
-interface Chat {
-  chatId: string;
-  name?: string;
-  isGroup: boolean;
-  lastMessageAt: string;
-  unread: number;
-  handover: boolean;
-}
-interface Handover {
-  phone: string | null;
-  chatId: string;
-  fromName: string | null;
-  openedAt: string;
-  expiresAt: string;
-  claimedBy: string | null;
-}
-interface Message {
-  messageId: string;
-  chatId: string;
-  fromMe: boolean;
-  fromName?: string;
-  text?: string;
-  caption?: string;
-  timestamp: string;
-  type: string;
-  status?: string;
-  deleted?: boolean;
-  media?: { mimetype: string; size: number; fileName?: string; url: string | null };
-}
-interface Found {
-  chats: Chat[];
-  messages: Array<{ messageId: string; chatId: string; fromMe: boolean; fromName?: string; text?: string; caption?: string; timestamp: string }>;
-}
+import type { Chat, Found, Handover, Message } from './inbox-types';
+import { Body } from './MessageBody';
+import { addCall, callFromEvent, mayRing, setCallState, useCalls, useRingClock, type CallSeen } from './calls';
+import { CallLine, callerOf } from './CallLine';
+import { isGroupChat, useGroupSubjects } from './groups';
+import { settingsPath, type InstanceSettings } from './settings-api';
+import { chatsWithCalls, senderOf } from './inbox-calls';
 
 /** A chat's number: the digits of a phone chat, shown as +E.164. */
-const numberOf = (chatId: string): string => (chatId.endsWith('@s.whatsapp.net') ? `+${chatId.split('@')[0]}` : chatId.endsWith('@g.us') ? 'group' : chatId.split('@')[0]!);
-const titleOf = (c: { chatId: string; name?: string | undefined }): string => c.name ?? numberOf(c.chatId);
+const numberOf = (chatId: string): string => (chatId.endsWith('@s.whatsapp.net') ? `+${chatId.split('@')[0]}` : isGroupChat(chatId) ? 'Group' : chatId.split('@')[0]!);
 const claimer = (by: string): string => by.replace(/^operator:/, '').replace(/^secret$/, 'the admin').replace(/^instance:.*/, 'the instance key');
 const chatUrl = (id: string, chatId: string): string => `#/i/${enc(id)}/inbox/${enc(chatId)}`;
 
-/** A message's body: its text, or its media inline (image, video, audio) or as a download. */
-function Body({ m }: { m: Message }) {
-  if (m.deleted) return <span className="text muted">(deleted)</span>;
-  const caption = m.caption ?? m.text;
-  if (m.media) {
-    const { url, mimetype, fileName } = m.media;
-    let media;
-    if (!url) media = <span className="muted">({m.type}: no longer kept)</span>;
-    else if (mimetype.startsWith('image/')) media = <img className="media" src={url} alt={caption ?? fileName ?? 'an image'} loading="lazy" />;
-    else if (mimetype.startsWith('video/')) media = <video className="media" src={url} controls preload="metadata" aria-label={caption ?? fileName ?? 'a video'} />;
-    else if (mimetype.startsWith('audio/')) media = <audio src={url} controls preload="metadata" aria-label={caption ?? fileName ?? 'a voice message'} />;
-    else
-      media = (
-        <a href={url} download={fileName ?? true}>
-          Download {fileName ?? m.type} ({Math.max(1, Math.round(m.media.size / 1024))} KB)
-        </a>
-      );
-    return (
-      <>
-        {media}
-        {m.caption && <span className="text">{m.caption}</span>}
-      </>
-    );
-  }
-  return <span className="text">{m.text ?? `[${m.type}]`}</span>;
-}
-
 /**
  * The inbox: every chat of the instance (newest first, unread counts, handovers and who claimed
- * them), search by name, number and text, and the open chat at its newest message with a reply
- * box (text or a file). Each chat has its URL (#/i/ID/inbox/CHAT). Kept current by one event
- * stream and a slow poll (handovers also end by timeout).
+ * them; groups by their subject, with who wrote each message), search by name, number and text,
+ * and the open chat at its newest message with a reply box (text or a file), and the calls that
+ * rang while the page was open (calls.ts) in their caller's chat. Each chat has its URL
+ * (#/i/ID/inbox/CHAT). Kept current by one event stream and a slow poll (handovers also end by
+ * timeout).
  */
 export function Inbox({ id, chat, session }: { id: string; chat: string | null; session: Session }) {
   const [chats, setChats] = useState<Chat[]>([]);
@@ -89,6 +36,19 @@ export function Inbox({ id, chat, session }: { id: string; chat: string | null; 
   const [done, setDone] = useState('');
   const chatRef = useRef<string | null>(chat);
   chatRef.current = chat;
+  const agent = session.role === 'agent';
+  // Read by the event stream, which a new session object (a rotated key) should not reopen.
+  const settingsUrl = useRef(settingsPath(session, id));
+  settingsUrl.current = settingsPath(session, id);
+  const callList = useCalls(id);
+  const now = useRingClock(callList);
+  const { subjects, learn } = useGroupSubjects(
+    id,
+    chats.map((c) => c.chatId),
+  );
+  // What the opening of a chat reads at that moment, without reopening it when they change.
+  const known = useRef({ loaded: false, chats: new Set<string>(), calls: callList });
+  known.current = { loaded, chats: new Set(chats.map((c) => c.chatId)), calls: callList };
   const fileInput = useRef<HTMLInputElement>(null);
   const scroller = useRef<HTMLOListElement>(null);
   const stickToEnd = useRef(true);
@@ -152,8 +112,25 @@ export function Inbox({ id, chat, session }: { id: string; chat: string | null; 
 
   useEffect(() => {
     void loadList();
-    // One stream for the page: new messages, their statuses, new handovers.
-    const close = liveEvents(id, ['message.received', 'message.status', 'conversation.handover'], (type, data) => {
+    // One stream for the page: new messages, their statuses, new handovers, calls, group names.
+    const close = liveEvents(id, ['message.received', 'message.status', 'conversation.handover', 'call.received', 'group.joined', 'group.updated'], (type, data) => {
+      if (type === 'group.joined' || type === 'group.updated') {
+        if (typeof data.chatId === 'string' && typeof data.subject === 'string') learn(data.chatId, data.subject);
+        return;
+      }
+      if (type === 'call.received') {
+        const call = callFromEvent(data, Date.now());
+        if (!call) return;
+        addCall(id, call);
+        setDone(`Incoming ${call.isVideo ? 'video' : 'voice'} call from ${callerOf(call)}.`);
+        // Rejected by the gateway itself when the instance's settings say so (agents cannot read them).
+        if (!agent) {
+          void api<InstanceSettings>('GET', settingsUrl.current, undefined, { background: true })
+            .then((s) => s.calls.autoReject && setCallState(id, call.callId, 'auto-rejected'))
+            .catch(() => undefined);
+        }
+        return;
+      }
       const open = data.chatId === chatRef.current;
       if (open && type !== 'conversation.handover') void loadChat(String(data.chatId), true);
       // A message that arrives in the open chat is read there and then.
@@ -166,7 +143,7 @@ export function Inbox({ id, chat, session }: { id: string; chat: string | null; 
       close();
       stop();
     };
-  }, [id, loadList, loadChat]);
+  }, [id, loadList, loadChat, learn, agent]);
 
   // Opening a chat: its newest messages, scrolled to the end; it counts as read.
   useEffect(() => {
@@ -176,6 +153,9 @@ export function Inbox({ id, chat, session }: { id: string; chat: string | null; 
     setDone('');
     if (!chat) return;
     stickToEnd.current = true;
+    // Known only from a call: the gateway keeps nothing of it yet (its first message reloads it).
+    const k = known.current;
+    if (k.loaded && !k.chats.has(chat) && k.calls.some((c) => c.chatId === chat)) return;
     void loadChat(chat);
     void api('POST', `/api/${enc(id)}/read`, { chatId: chat })
       .then(() => loadList(true))
@@ -191,7 +171,7 @@ export function Inbox({ id, chat, session }: { id: string; chat: string | null; 
       const form = replyForm.current;
       if (form && form.getBoundingClientRect().bottom > window.innerHeight) form.scrollIntoView({ block: 'end' });
     }
-  }, [messages, chat]);
+  }, [messages, chat, callList]);
 
   // Search: names and numbers here, message texts on the server.
   useEffect(() => {
@@ -206,10 +186,16 @@ export function Inbox({ id, chat, session }: { id: string; chat: string | null; 
     return () => clearTimeout(timer);
   }, [query, id]);
 
+  const titleOf = (c: { chatId: string; name?: string | undefined }): string => (isGroupChat(c.chatId) ? (subjects.get(c.chatId) ?? c.name ?? 'Group chat') : (c.name ?? numberOf(c.chatId)));
+  const { shown: shownChats, lastCall, lastAt } = chatsWithCalls(chats, callList);
   const q = query.trim().toLowerCase();
   const digits = q.replace(/[\s()+-]/g, '');
-  const listed = q ? chats.filter((c) => (c.name?.toLowerCase().includes(q) ?? false) || (/^\d+$/.test(digits) && c.chatId.includes(digits))) : chats;
-  const open = chat ? (chats.find((c) => c.chatId === chat) ?? null) : null;
+  const listed = q ? shownChats.filter((c) => titleOf(c).toLowerCase().includes(q) || (/^\d+$/.test(digits) && c.chatId.includes(digits))) : shownChats;
+  const open = chat ? (shownChats.find((c) => c.chatId === chat) ?? null) : null;
+  const group = chat !== null && isGroupChat(chat);
+  // The conversation: messages and the calls of this chat, in time order.
+  type Line = { at: number; m: Message; c?: undefined } | { at: number; c: CallSeen; m?: undefined };
+  const timeline: Line[] = [...messages.map((m): Line => ({ at: Date.parse(m.timestamp), m })), ...callList.filter((c) => c.chatId === chat).map((c): Line => ({ at: Date.parse(c.timestamp), c }))].sort((a, b) => a.at - b.at);
   const handover = chat ? handovers.get(chat) : undefined;
   const me = session.operator ? `operator:${session.operator}` : session.role === 'admin' ? 'secret' : `instance:${session.instanceId ?? ''}`;
 
@@ -279,6 +265,7 @@ export function Inbox({ id, chat, session }: { id: string; chat: string | null; 
                 <a href={chatUrl(id, c.chatId)} className={`chat${chat === c.chatId ? ' selected' : ''}`} aria-current={chat === c.chatId ? 'true' : undefined} data-chat={c.chatId}>
                   <span className="chat-top">
                     <span className="chat-who">{titleOf(c)}</span>
+                    {isGroupChat(c.chatId) && <span className="badge">Group</span>}
                     {c.unread > 0 && (
                       <span className="unread" data-testid="unread" aria-label={`${c.unread} unread`}>
                         {c.unread}
@@ -286,8 +273,9 @@ export function Inbox({ id, chat, session }: { id: string; chat: string | null; 
                     )}
                   </span>
                   <span className="chat-meta muted">
-                    {c.name ? `${numberOf(c.chatId)} · ` : ''}
-                    {clock(c.lastMessageAt)}
+                    {c.name && !isGroupChat(c.chatId) ? `${numberOf(c.chatId)} · ` : ''}
+                    {clock(lastAt(c))}
+                    {lastCall.has(c.chatId) && mayRing(lastCall.get(c.chatId)!, now) ? ' · incoming call' : ''}
                     {h ? (h.claimedBy ? ` · claimed by ${claimer(h.claimedBy)}` : ' · waiting for a person') : ''}
                   </span>
                 </a>
@@ -295,8 +283,8 @@ export function Inbox({ id, chat, session }: { id: string; chat: string | null; 
             );
           })}
         </ul>
-        {loaded && chats.length === 0 && <p className="muted">No chats yet: messages in and out appear here.</p>}
-        {loaded && chats.length > 0 && listed.length === 0 && !found?.messages.length && <p className="muted">No chat matches.</p>}
+        {loaded && shownChats.length === 0 && <p className="muted">No chats yet: messages in and out appear here, and calls while this page is open.</p>}
+        {loaded && shownChats.length > 0 && listed.length === 0 && !found?.messages.length && <p className="muted">No chat matches.</p>}
         {found && found.messages.length > 0 && (
           <>
             <h3>Messages</h3>
@@ -321,7 +309,10 @@ export function Inbox({ id, chat, session }: { id: string; chat: string | null; 
           <a href={`#/i/${enc(id)}/inbox`} className="back">
             ← All chats
           </a>
-          <h2>{open ? titleOf(open) : numberOf(chat)}</h2>
+          <h2>
+            {open ? titleOf(open) : titleOf({ chatId: chat })}
+            {group && <span className="badge">Group</span>}
+          </h2>
           <p className="muted chat-id">
             {chat}
             {handover && ` · with a person until ${when(handover.expiresAt)} unless released`}
@@ -353,15 +344,20 @@ export function Inbox({ id, chat, session }: { id: string; chat: string | null; 
             </button>
           )}
           <ol className="messages" aria-label="conversation" ref={scroller} tabIndex={0}>
-            {messages.map((m) => (
+            {timeline.map(({ m, c }) =>
+              c ? (
+                <CallLine key={c.callId} id={id} call={c} now={now} canReject={!agent} onSaid={(ok, text) => (ok ? (setError(''), setDone(text)) : setError(text))} />
+              ) : (
               <li key={m.messageId} className={m.fromMe ? 'out' : 'in'} data-message={m.messageId}>
+                {group && !m.fromMe && <span className="sender">{senderOf(m)}</span>}
                 <Body m={m} />
                 <span className="time">
                   {clock(m.timestamp)}
                   {m.fromMe && m.status ? ` · ${m.status}` : ''}
                 </span>
               </li>
-            ))}
+              ),
+            )}
           </ol>
           <form className="reply" onSubmit={(e) => void send(e)} ref={replyForm}>
             <label className="grow">

@@ -6,6 +6,7 @@ import { takeCreatedKey } from './created';
 import { health } from './health';
 import { HealthNote, StatusBadge } from './StatusBadge';
 import { PlanCard } from './PlanCard';
+import { SettingsCard } from './SettingsCard';
 
 interface Props {
   id: string;
@@ -226,6 +227,7 @@ export function Overview({ id, session, onSession, view, reloadView }: Props) {
           <Said said={said} card="sandbox" />
         </form>
       )}
+      {!agent && <SettingsCard id={id} session={session} sandbox={sandbox} />}
       {!agent && (
         <div className="card">
           <h2>API key</h2>
