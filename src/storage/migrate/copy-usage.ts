@@ -2,7 +2,7 @@ import type { UsageDay, UsageRepository } from '../ports/usage.js';
 import type { Db } from '../postgres/db.js';
 
 /** Every day an engine holds (the port reads a range of YYYY-MM-DD, both ends included). */
-export const ALL_DAYS = ['0000-01-01', '9999-12-31'] as const;
+export const ALL_DAYS = ['0001-01-01', '9999-12-31'] as const;
 
 /** An instance's days with counts, as the engine holds them (not only those within `history.days`: the nodes sweep). */
 export function usageDays(from: UsageRepository, instanceId: string): Promise<UsageDay[]> {
