@@ -9,7 +9,8 @@
  * - a data dir a daemon runs on is refused (stop it first).
  * And the migration 2 brief: operators, the audit log and usage per day are copied too (gateway-wide
  * kinds marked done once, usage a kind of each instance), counted and compared; the resumed run
- * leaves each once.
+ * leaves each once, also after a kill in the middle of the audit log (each entry keyed by its
+ * place in the log).
  */
 import test from 'ava';
 import { spawn } from 'node:child_process';
@@ -161,6 +162,34 @@ test('kill -9 mid-migration, then the same command again: it resumes and complet
   const third = await runCli(['storage', 'migrate', '--to', db.url], { dataDir });
   t.is(third.code, 1);
   t.regex(third.stderr, /^gateway: this data dir was migrated into that database already \(completed .*\) and its cluster secret was shown then; nothing to do/);
+});
+
+test('kill -9 while the audit log is copied, then the same command again: each entry once, in its place, and new entries come after', async (t) => {
+  t.timeout(240_000);
+  const dataDir = await scratch(t);
+  const db = await database(t);
+  const fixture = await writeFilesFixture(dataDir, { instances: 2, messages: 4, media: 0, extraAudit: 3_500 });
+
+  // Killed once a page of the log is in the database, before the log is marked copied.
+  const killed = await migrateKilledWhen(dataDir, db.url, /^Migrating 2 instances$/m, async (c) => {
+    const r = await c.query<{ n: number }>('SELECT count(*)::int AS n FROM audit');
+    return (r.rows[0]?.n ?? 0) >= 1_000;
+  });
+  t.is(killed.signal, 'SIGKILL', killed.stderr);
+  const [part] = await rows(db.url, 'SELECT (SELECT count(*)::int FROM audit) AS audit, (SELECT done FROM files_migration) AS done');
+  t.log(`killed with ${String(part!.audit)} of ${fixture.auditEntries} audit entries copied`);
+  t.true((part!.audit as number) < fixture.auditEntries, 'part of the log');
+  t.false((part!.done as string[]).includes('audit'), 'not marked copied');
+
+  const again = await runCli(['storage', 'migrate', '--to', db.url, '--json'], { dataDir });
+  t.is(again.code, 0, again.stderr);
+  t.regex(again.stderr, new RegExp(`^gateway-wide: (2 operators, )?${fixture.auditEntries} audit log entries( \\(copied by an earlier run: operators\\))?$`, 'm'));
+  const [audit] = await rows(db.url, 'SELECT count(*)::int AS n, min(seq)::int AS first, max(seq)::int AS last, count(DISTINCT seq)::int AS places FROM audit');
+  t.deepEqual(audit, { n: fixture.auditEntries, first: 1, last: fixture.auditEntries, places: fixture.auditEntries }, 'each entry once, at its place');
+  t.like(await assertSameThroughPorts(t, dataDir, db.url), { auditEntries: fixture.auditEntries, operators: 2 });
+  // The identity goes on after the copied entries: a node's next entry is the newest.
+  const [next] = await rows(db.url, "INSERT INTO audit (at, actor, action, outcome) VALUES (now(), 'secret', 'key.rotate', 'ok') RETURNING seq::int AS seq");
+  t.is(next!.seq, fixture.auditEntries + 1);
 });
 
 test('a target that holds a gateway or any rows is refused, naming why, and nothing is written into it', async (t) => {

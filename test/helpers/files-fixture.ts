@@ -35,6 +35,8 @@ export interface FixtureOptions {
   /** Media files per instance, and the bytes of each. */
   media?: number;
   mediaBytes?: number;
+  /** Audit entries written besides the fixture's own (today, in batches: a large log in seconds). */
+  extraAudit?: number;
   config?: ConfigPatch;
 }
 
@@ -83,6 +85,13 @@ export async function writeFilesFixture(dataDir: string, options: FixtureOptions
       await fill(storage, id, i, options);
     }
     auditEntries = await gatewayWide(storage, operators, made.map((m) => m.id));
+    const extra = options.extraAudit ?? 0;
+    for (let k = 0; k < extra; k += 200) {
+      // Concurrent appends share each fdatasync (group commit).
+      const batch = Array.from({ length: Math.min(200, extra - k) }, (_, j) => ({ at: new Date().toISOString(), actor: 'secret', action: 'credits.add', instanceId: made[(k + j) % made.length]!.id, target: String(k + j), outcome: 'ok' }));
+      await Promise.all(batch.map((e) => storage.audit.append(e)));
+    }
+    auditEntries += extra;
   } finally {
     await storage.close();
   }

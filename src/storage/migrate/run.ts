@@ -120,7 +120,7 @@ export async function migrateDataDir(options: MigrateOptions): Promise<Migration
     for (const kind of GATEWAY_KINDS) {
       if (start.gatewayDone.has(kind)) continue;
       if (kind === 'operators') copied.operators = noun(await copyOperators(db, source.operators), 'operator');
-      else copied.audit = noun(await copyAudit(db, source.audit), 'audit log entry', 'audit log entries');
+      else copied.audit = noun(await copyAudit(db, source.paths.auditDir), 'audit log entry', 'audit log entries');
       await markGatewayDone(db, kind);
     }
     options.onProgress?.({ kind: 'gateway', copied, earlier: GATEWAY_KINDS.filter((k) => start.gatewayDone.has(k)) });

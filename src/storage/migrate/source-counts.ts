@@ -1,8 +1,8 @@
 import { DAY_MS } from '../../domain/clock.js';
-import { countAudit } from './copy-audit.js';
 import { usageDays } from './copy-usage.js';
 import type { GatewayCounts, KindCounts } from './counts.js';
 import type { FilesSource } from './source.js';
+import { countSourceAudit } from './source-audit.js';
 import { listSourceMedia } from './source-media.js';
 import { openSourceMessages } from './source-messages.js';
 
@@ -45,6 +45,6 @@ export async function sourceGatewayCounts(source: FilesSource): Promise<GatewayC
     instances: source.instances.length,
     owners: Object.keys(source.owners).length,
     operators: (await source.operators.list()).length,
-    audit: await countAudit(source.audit),
+    audit: await countSourceAudit(source.paths.auditDir),
   };
 }

@@ -3,7 +3,6 @@ import type { GatewayConfig } from '../../config/schema.js';
 import { systemClock } from '../../domain/clock.js';
 import type { WriteGuard } from '../../fs/write-guard.js';
 import type { InstanceRecord, InstancesDoc } from '../../schemas/instance.js';
-import { AuditFiles } from '../files/audit.js';
 import { FileAuthStates } from '../files/auth-state.js';
 import { CreditStore } from '../files/credits.js';
 import { FlowFiles } from '../files/flows.js';
@@ -33,8 +32,6 @@ export interface FilesSource {
   readonly outbox: FileOutboxStore;
   /** Operators (gateway-wide; a corrupt operators.json stops the migration naming it). */
   readonly operators: OperatorFiles;
-  /** The audit log (gateway-wide). */
-  readonly audit: AuditFiles;
   /** Sends per instance and day. */
   readonly usage: UsageFiles;
   readonly guard: WriteGuard;
@@ -51,7 +48,6 @@ export async function openFilesSource(dataDir: string, config: GatewayConfig, gu
   await outbox.load();
   const operators = new OperatorFiles(paths.operators, guard);
   await operators.load();
-  const audit = new AuditFiles(paths.auditDir, guard);
   return {
     dataDir,
     paths,
@@ -67,13 +63,9 @@ export async function openFilesSource(dataDir: string, config: GatewayConfig, gu
     flows: new FlowFiles(paths.flowsDir, guard),
     outbox,
     operators,
-    audit,
     // Only read: nothing is counted, so it never writes.
     usage: new UsageFiles(paths.usageDir, guard, logger),
     guard,
-    close: async () => {
-      await audit.close();
-      await outbox.close();
-    },
+    close: () => outbox.close(),
   };
 }
