@@ -55,7 +55,7 @@ function humanText(report: MigrationReport): string {
     );
   }
   lines.push(
-    'The gateway is created in the database with this data dir\'s server secret (the same X-API-Secret works), its plans and webhook policy.',
+    'The gateway is created in the database with this data dir\'s server secret (the same X-API-Secret works), its plans and webhook policy; operators sign in with the passwords they had.',
     '',
     `Cluster secret (nodes join with it; shown once, store it now): ${report.clusterSecret}`,
     '',

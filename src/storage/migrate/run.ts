@@ -103,12 +103,13 @@ export async function migrateDataDir(options: MigrateOptions): Promise<Migration
     const now = Date.now();
     const ids = source.instances.map((r) => r.id);
     const start = await startMigration(db, { id: config.serverSecretHash, dataDir, instanceIds: ids });
-    const base = { dataDir, database: redactUrl(url), owners: Object.keys(source.owners).length, operators: 0, auditEntries: 0 };
+    const base = { dataDir, database: redactUrl(url), owners: Object.keys(source.owners).length };
     if (start.state === 'completed') {
       if (start.clusterSecret === null) {
         throw new GatewayError('CONFLICT', `this data dir was migrated into that database already (completed ${start.completedAt}) and its cluster secret was shown then; nothing to do. Nodes join it with \`gateway init --database URL --cluster-secret S\``);
       }
-      const report: MigrationReport = { ...base, resumed: false, completedBefore: true, instances: [], clusterSecret: start.clusterSecret };
+      const g = await sourceGatewayCounts(source);
+      const report: MigrationReport = { ...base, operators: g.operators, auditEntries: g.audit, resumed: false, completedBefore: true, instances: [], clusterSecret: start.clusterSecret };
       await options.announce(report);
       await secretShown(db);
       return report;
