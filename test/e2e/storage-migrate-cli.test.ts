@@ -7,6 +7,10 @@
  *   nothing is written into it;
  * - a wrong URL is one clear line (not a URL of PostgreSQL, nothing listening, no such database);
  * - a data dir a daemon runs on is refused (stop it first).
+ * And the migration 2 brief: operators, the audit log and usage per day are copied too (gateway-wide
+ * kinds marked done once, usage a kind of each instance), counted and compared; the resumed run
+ * leaves each once, also after a kill in the middle of the audit log (each entry keyed by its
+ * place in the log).
  */
 import test from 'ava';
 import { spawn } from 'node:child_process';
@@ -16,7 +20,7 @@ import pg from 'pg';
 import { initDatabase } from '../../src/cluster/init-database.js';
 import { GATEWAY_BIN, runCli } from '../helpers/cli.js';
 import { startTestDaemon, tempDir } from '../helpers/daemon.js';
-import { writeFilesFixture } from '../helpers/files-fixture.js';
+import { FIXTURE_USAGE, writeFilesFixture } from '../helpers/files-fixture.js';
 import { assertSameThroughPorts } from '../helpers/migrate-compare.js';
 import { freePortUrl, freshDatabase, withDatabase, type TestDatabase } from '../helpers/postgres.js';
 
@@ -95,7 +99,7 @@ test('kill -9 mid-migration, then the same command again: it resumes and complet
   const db = await database(t);
   const INSTANCES = 12;
   const MEDIA = 12; // each instance also has one poll (test/helpers/files-fixture.ts): the "+ 1" below
-  await writeFilesFixture(dataDir, { instances: INSTANCES, messages: 40, media: MEDIA, mediaBytes: 64 * 1024 });
+  const fixture = await writeFilesFixture(dataDir, { instances: INSTANCES, messages: 40, media: MEDIA, mediaBytes: 64 * 1024 });
 
   // Killed in the middle of the third instance's media: two instances copied whole, the third
   // part-way through a kind.
@@ -105,13 +109,14 @@ test('kill -9 mid-migration, then the same command again: it resumes and complet
   });
   t.is(killed.signal, 'SIGKILL', killed.stderr);
   const done = await rows(db.url, 'SELECT p.instance_id, p.done, (SELECT count(*)::int FROM media m WHERE m.instance_id = p.instance_id) AS media FROM files_migration_instances p');
-  const whole = done.filter((r) => (r.done as string[]).length === 7).length;
-  const partial = done.filter((r) => (r.done as string[]).length < 7);
+  const whole = done.filter((r) => (r.done as string[]).length === 8).length;
+  const partial = done.filter((r) => (r.done as string[]).length < 8);
   t.log(`killed with ${whole} of ${INSTANCES} instances copied whole; part-way: ${JSON.stringify(partial)}`);
   t.is(whole, 2);
   t.is(partial.length, 1);
   t.deepEqual(partial[0]!.done, ['instance', 'credits', 'auth', 'messages'], 'killed while copying its media');
   t.true((partial[0]!.media as number) >= 3 && (partial[0]!.media as number) < MEDIA, `${String(partial[0]!.media)} of ${MEDIA} media rows`);
+  t.deepEqual(await rows(db.url, 'SELECT done FROM files_migration'), [{ done: ['operators', 'audit'] }], 'the gateway-wide kinds were copied first');
   t.deepEqual(await rows(db.url, 'SELECT id FROM gateway'), [], 'no gateway yet: nodes cannot start on a half-copied database');
 
   // Meanwhile another data dir is refused that target, naming the one being migrated.
@@ -124,25 +129,67 @@ test('kill -9 mid-migration, then the same command again: it resumes and complet
   const again = await runCli(['storage', 'migrate', '--to', db.url, '--json'], { dataDir });
   t.is(again.code, 0, again.stderr);
   t.regex(again.stderr, /^Resuming the interrupted migration \(run 2\): 12 instances$/m);
-  t.regex(again.stderr, /^instance 1\/12 \S+: nothing left to copy \(copied by an earlier run: instance, credits, auth, messages, media, flows, outbox\)$/m);
+  t.regex(again.stderr, /^gateway-wide: nothing left to copy \(copied by an earlier run: operators, audit\)$/m);
+  t.regex(again.stderr, /^instance 1\/12 \S+: nothing left to copy \(copied by an earlier run: instance, credits, auth, messages, media, flows, outbox, usage\)$/m);
   t.regex(again.stderr, /^checked: the files and the database hold the same counts for each of the 12 instances, per kind$/m);
-  const report = JSON.parse(again.stdout) as { resumed: boolean; clusterSecret: string; instances: unknown[]; totals: Record<string, number> };
+  const report = JSON.parse(again.stdout) as { resumed: boolean; clusterSecret: string; instances: unknown[]; totals: Record<string, number>; operators: number; auditEntries: number };
   t.true(report.resumed);
+  t.is(report.operators, 2);
+  t.is(report.auditEntries, fixture.auditEntries);
   t.regex(report.clusterSecret, /^gw_cluster_/);
-  t.like(report.totals, { instance: 12, messages: 12 * (40 + 1 + MEDIA), media: 12 * MEDIA, mediaBytes: 12 * MEDIA * 64 * 1024, authCreds: 12, authTables: 36, flow: 12, handovers: 12, conversations: 36, deliveries: 36, pendingDeliveries: 24 });
+  t.like(report.totals, { instance: 12, messages: 12 * (40 + 1 + MEDIA), media: 12 * MEDIA, mediaBytes: 12 * MEDIA * 64 * 1024, authCreds: 12, authTables: 36, flow: 12, handovers: 12, conversations: 36, deliveries: 36, pendingDeliveries: 24, usageDays: 12 * FIXTURE_USAGE.days, usageSent: 12 * FIXTURE_USAGE.sent, usageDebited: 12 * FIXTURE_USAGE.debited });
 
   // Nothing twice: the database holds exactly the files' counts, and reads the same in the same order.
   const [counts] = await rows(
     db.url,
     `SELECT (SELECT count(*) FROM instances)::int AS instances, (SELECT count(*) FROM messages)::int AS messages, (SELECT count(*) FROM media)::int AS media,
-      (SELECT count(*) FROM auth_keys)::int AS keys, (SELECT count(*) FROM deliveries)::int AS deliveries, (SELECT count(*) FROM handovers)::int AS handovers`,
+      (SELECT count(*) FROM auth_keys)::int AS keys, (SELECT count(*) FROM deliveries)::int AS deliveries, (SELECT count(*) FROM handovers)::int AS handovers,
+      (SELECT count(*) FROM operators)::int AS operators, (SELECT count(*) FROM audit)::int AS audit, (SELECT count(*) FROM usage_days)::int AS usage`,
   );
-  t.deepEqual(counts, { instances: 12, messages: 12 * (40 + 1 + MEDIA), media: 12 * MEDIA, keys: 36, deliveries: 36, handovers: 12 });
-  t.deepEqual(await assertSameThroughPorts(t, dataDir, db.url), { instances: 12, messages: 12 * (40 + 1 + MEDIA), media: 12 * MEDIA, deliveries: 36 });
+  t.deepEqual(counts, { instances: 12, messages: 12 * (40 + 1 + MEDIA), media: 12 * MEDIA, keys: 36, deliveries: 36, handovers: 12, operators: 2, audit: fixture.auditEntries, usage: 12 * FIXTURE_USAGE.days });
+  t.deepEqual(await assertSameThroughPorts(t, dataDir, db.url), {
+    instances: 12,
+    messages: 12 * (40 + 1 + MEDIA),
+    media: 12 * MEDIA,
+    deliveries: 36,
+    settings: 6,
+    webhookHeaders: 6,
+    usageDays: 12 * FIXTURE_USAGE.days,
+    operators: 2,
+    auditEntries: 4 + 2 * 12,
+  });
 
   const third = await runCli(['storage', 'migrate', '--to', db.url], { dataDir });
   t.is(third.code, 1);
   t.regex(third.stderr, /^gateway: this data dir was migrated into that database already \(completed .*\) and its cluster secret was shown then; nothing to do/);
+});
+
+test('kill -9 while the audit log is copied, then the same command again: each entry once, in its place, and new entries come after', async (t) => {
+  t.timeout(240_000);
+  const dataDir = await scratch(t);
+  const db = await database(t);
+  const fixture = await writeFilesFixture(dataDir, { instances: 2, messages: 4, media: 0, extraAudit: 3_500 });
+
+  // Killed once a page of the log is in the database, before the log is marked copied.
+  const killed = await migrateKilledWhen(dataDir, db.url, /^Migrating 2 instances$/m, async (c) => {
+    const r = await c.query<{ n: number }>('SELECT count(*)::int AS n FROM audit');
+    return (r.rows[0]?.n ?? 0) >= 1_000;
+  });
+  t.is(killed.signal, 'SIGKILL', killed.stderr);
+  const [part] = await rows(db.url, 'SELECT (SELECT count(*)::int FROM audit) AS audit, (SELECT done FROM files_migration) AS done');
+  t.log(`killed with ${String(part!.audit)} of ${fixture.auditEntries} audit entries copied`);
+  t.true((part!.audit as number) < fixture.auditEntries, 'part of the log');
+  t.false((part!.done as string[]).includes('audit'), 'not marked copied');
+
+  const again = await runCli(['storage', 'migrate', '--to', db.url, '--json'], { dataDir });
+  t.is(again.code, 0, again.stderr);
+  t.regex(again.stderr, new RegExp(`^gateway-wide: (2 operators, )?${fixture.auditEntries} audit log entries( \\(copied by an earlier run: operators\\))?$`, 'm'));
+  const [audit] = await rows(db.url, 'SELECT count(*)::int AS n, min(seq)::int AS first, max(seq)::int AS last, count(DISTINCT seq)::int AS places FROM audit');
+  t.deepEqual(audit, { n: fixture.auditEntries, first: 1, last: fixture.auditEntries, places: fixture.auditEntries }, 'each entry once, at its place');
+  t.like(await assertSameThroughPorts(t, dataDir, db.url), { auditEntries: fixture.auditEntries, operators: 2 });
+  // The identity goes on after the copied entries: a node's next entry is the newest.
+  const [next] = await rows(db.url, "INSERT INTO audit (at, actor, action, outcome) VALUES (now(), 'secret', 'key.rotate', 'ok') RETURNING seq::int AS seq");
+  t.is(next!.seq, fixture.auditEntries + 1);
 });
 
 test('a target that holds a gateway or any rows is refused, naming why, and nothing is written into it', async (t) => {

@@ -4,14 +4,18 @@
  * and spent (and a hold a stop interrupted), message history in and out over several chats with
  * statuses, edits, reactions, deletions, a chat marked read, media bytes, WhatsApp auth state
  * (creds and Signal key tables with Baileys-style buffers), a flow with open handovers and
- * conversation positions, and webhook deliveries (pending and finished). For the migration tests.
+ * conversation positions, webhook deliveries (pending and finished), usage on several days,
+ * instance settings (a proxy with its password, calls rejected) and webhooks with custom headers and
+ * chat filters; and, gateway-wide, an operator of each role (with passwords to sign in with) and
+ * audit entries over several days. For the migration tests.
  */
 import { randomBytes } from 'node:crypto';
 import { appendFile } from 'node:fs/promises';
 import { pino } from 'pino';
 import { loadConfig } from '../../src/config/load.js';
-import { systemClock } from '../../src/domain/clock.js';
+import { DAY_MS, systemClock } from '../../src/domain/clock.js';
 import { newMessageId } from '../../src/domain/ids.js';
+import { hashPassword } from '../../src/domain/passwords.js';
 import { systemTimers } from '../../src/domain/timers.js';
 import type { GatewayEvent } from '../../src/events/types.js';
 import { exampleFlow } from '../../src/flows/example.js';
@@ -19,6 +23,7 @@ import { UNGUARDED } from '../../src/fs/write-guard.js';
 import type { Flow } from '../../src/schemas/flow.js';
 import { openFileStorage } from '../../src/storage/files/index.js';
 import { storePaths } from '../../src/storage/files/paths.js';
+import type { AuditEntry } from '../../src/storage/ports/audit.js';
 import type { Storage } from '../../src/storage/storage.js';
 import { newDeliveryId, newDeliveryRecord } from '../../src/webhooks/delivery-record.js';
 import { prepareDataDir, type ConfigPatch } from './daemon.js';
@@ -30,13 +35,28 @@ export interface FixtureOptions {
   /** Media files per instance, and the bytes of each. */
   media?: number;
   mediaBytes?: number;
+  /** Audit entries written besides the fixture's own (today, in batches: a large log in seconds). */
+  extraAudit?: number;
   config?: ConfigPatch;
+}
+
+export interface FixtureOperator {
+  name: string;
+  role: 'admin' | 'agent';
+  password: string;
 }
 
 export interface Fixture {
   secret: string;
   instances: Array<{ id: string; key: string }>;
+  /** An admin, and an agent of the first instance. */
+  operators: FixtureOperator[];
+  /** Audit log entries written (over three UTC days). */
+  auditEntries: number;
 }
+
+/** Per instance: days with usage, messages sent and credits debited on them (see `fill`). */
+export const FIXTURE_USAGE = { days: 3, sent: 6, debited: 4 } as const;
 
 /** A Baileys-like buffer as its BufferJSON stores one. */
 const buf = (n: number): { type: 'Buffer'; data: string } => ({ type: 'Buffer', data: randomBytes(n).toString('base64') });
@@ -46,6 +66,11 @@ export async function writeFilesFixture(dataDir: string, options: FixtureOptions
   const config = loadConfig(dataDir);
   const storage: Storage = await openFileStorage({ dataDir, config, clock: systemClock, timers: systemTimers, logger: pino({ level: 'silent' }), guard: UNGUARDED });
   const made: Fixture['instances'] = [];
+  const operators: FixtureOperator[] = [
+    { name: 'ada.admin', role: 'admin', password: `pw-${randomBytes(9).toString('base64url')}` },
+    { name: 'bob@agents', role: 'agent', password: `pw-${randomBytes(9).toString('base64url')}` },
+  ];
+  let auditEntries = 0;
   try {
     const n = options.instances ?? 3;
     for (let i = 0; i < n; i++) {
@@ -59,16 +84,62 @@ export async function writeFilesFixture(dataDir: string, options: FixtureOptions
       made.push({ id, key: created.apiKey });
       await fill(storage, id, i, options);
     }
+    auditEntries = await gatewayWide(storage, operators, made.map((m) => m.id));
+    const extra = options.extraAudit ?? 0;
+    for (let k = 0; k < extra; k += 200) {
+      // Concurrent appends share each fdatasync (group commit).
+      const batch = Array.from({ length: Math.min(200, extra - k) }, (_, j) => ({ at: new Date().toISOString(), actor: 'secret', action: 'credits.add', instanceId: made[(k + j) % made.length]!.id, target: String(k + j), outcome: 'ok' }));
+      await Promise.all(batch.map((e) => storage.audit.append(e)));
+    }
+    auditEntries += extra;
   } finally {
     await storage.close();
   }
   // A hold whose send a stop interrupted (the files engine releases it at its next start).
   for (const { id } of made) await appendFile(storePaths(dataDir).credits(id).replace(/\.json$/, '.jsonl'), '{"hold":["interrupted-1"]}\n');
-  return { secret, instances: made };
+  return { secret, instances: made, operators, auditEntries };
+}
+
+/** Operators and the audit log: the gateway's, not one instance's. Returns the audit entries written. */
+async function gatewayWide(storage: Storage, operators: FixtureOperator[], ids: string[]): Promise<number> {
+  const now = Date.now();
+  const created = new Date(now - 2 * DAY_MS).toISOString();
+  for (const o of operators) {
+    const ok = await storage.operators.create({ name: o.name, role: o.role, instances: o.role === 'agent' ? ids.slice(0, 1) : [], passwordHash: await hashPassword(o.password), createdAt: created, passwordChangedAt: created });
+    if (!ok) throw new Error(`operator ${o.name} exists already`);
+  }
+  // Over three UTC days (three day files), in the order they happened; some on an instance.
+  const at = (daysAgo: number, ms: number): string => new Date(now - daysAgo * DAY_MS + ms).toISOString();
+  const entries: AuditEntry[] = [
+    ...operators.map((o, k) => ({ at: at(2, k), actor: 'secret', action: 'operator.add', target: o.name, outcome: 'ok' })),
+    { at: at(1, 0), actor: 'anonymous', action: 'panel.signin', outcome: 'UNAUTHORIZED' },
+    ...ids.map((id, k) => ({ at: at(1, 1 + k), actor: 'secret', action: 'credits.add', instanceId: id, outcome: 'ok' })),
+    ...ids.map((id) => ({ at: at(0, -1000), actor: `instance:${id}`, action: 'key.rotate', instanceId: id, outcome: 'ok' })),
+    { at: at(0, -500), actor: `operator:${operators[1]!.name}`, action: 'handover.reply', instanceId: ids[0]!, target: '15550000000@s.whatsapp.net', outcome: 'INSUFFICIENT_CREDITS' },
+  ];
+  for (const e of entries) await storage.audit.append(e);
+  return entries.length;
 }
 
 async function fill(storage: Storage, id: string, i: number, options: FixtureOptions): Promise<void> {
   const now = Date.now();
+  // Settings (a proxy with its user and password) on every other instance; webhooks with custom
+  // headers (their order kept) and chat filters on the instances that have one.
+  await storage.instances.modify(id, (r) => {
+    if (i % 2 === 0) r.settings = { proxy: `http://user${i}:secret${i}@127.0.0.1:9`, calls: { autoReject: true, rejectMessage: 'No calls, please write' }, alwaysOnline: false, ignoreGroups: true };
+    if (r.webhook) {
+      r.webhook.headers = [
+        { name: 'Authorization', value: `Bearer tok-${i}` },
+        { name: 'X-Tenant', value: `shop-${i}` },
+      ];
+      r.webhook.filters = { ignoreGroups: true, onlyChats: null, ignoreChats: [`1555000${i}200@s.whatsapp.net`] };
+    }
+  });
+  // Usage on three UTC days (FIXTURE_USAGE): 2 sent (1 debited), 1 (1), 3 (2).
+  for (const [daysAgo, sent, debited] of [[2, 2, 1], [1, 1, 1], [0, 3, 2]] as const) {
+    for (let k = 0; k < sent; k++) storage.usage.count(id, now - daysAgo * DAY_MS, k < debited);
+  }
+  await storage.usage.flush();
   await storage.credits.add(id, 100 + i);
   for (let k = 0; k < 3; k++) {
     const hold = await storage.credits.hold(id);

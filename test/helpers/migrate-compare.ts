@@ -1,6 +1,8 @@
 /**
  * After `gateway storage migrate`: opens the files data dir and the target database with their
- * engines and checks, through the storage ports, that every instance reads the same on both.
+ * engines and checks, through the storage ports, that every instance reads the same on both (its
+ * record with settings and webhook headers and filters, and everything it stores), and so do the
+ * gateway's operators and audit log (order and times included).
  */
 import type { ExecutionContext } from 'ava';
 import { pino } from 'pino';
@@ -9,6 +11,7 @@ import { systemClock } from '../../src/domain/clock.js';
 import { systemTimers } from '../../src/domain/timers.js';
 import { UNGUARDED } from '../../src/fs/write-guard.js';
 import { openFileStorage } from '../../src/storage/files/index.js';
+import type { AuditEntry, AuditQuery } from '../../src/storage/ports/audit.js';
 import type { ChatSummary } from '../../src/storage/ports/messages.js';
 import { openPostgresStorage } from '../../src/storage/postgres/index.js';
 import type { Storage } from '../../src/storage/storage.js';
@@ -26,11 +29,29 @@ async function bytesOf(storage: Storage, id: string, messageId: string): Promise
 /** The files engine's chats carry their message ids too; the port's summary is the rest. */
 const summary = (c: ChatSummary): ChatSummary => ({ chatId: c.chatId, ...(c.name !== undefined ? { name: c.name } : {}), isGroup: c.isGroup, lastMessageAt: c.lastMessageAt, unread: c.unread });
 
+/** Every entry a query finds, newest first, read in pages of 7 (so their cursors are exercised too). */
+async function allAudit(storage: Storage, q: Omit<AuditQuery, 'limit' | 'cursor'> = {}): Promise<AuditEntry[]> {
+  const out: AuditEntry[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await storage.audit.query({ ...q, limit: 7, ...(cursor !== undefined ? { cursor } : {}) });
+    out.push(...page.entries);
+    cursor = page.nextCursor ?? undefined;
+  } while (cursor !== undefined);
+  return out;
+}
+
 export interface Compared {
   instances: number;
   messages: number;
   media: number;
   deliveries: number;
+  /** Instances with settings, and with a webhook with custom headers and chat filters. */
+  settings: number;
+  webhookHeaders: number;
+  usageDays: number;
+  operators: number;
+  auditEntries: number;
 }
 
 /** Asserts that both engines read the same for every instance; returns what was compared. */
@@ -39,11 +60,28 @@ export async function assertSameThroughPorts(t: ExecutionContext, dataDir: strin
   const logger = pino({ level: 'silent' });
   const files = await openFileStorage({ dataDir, config, clock: systemClock, timers: systemTimers, logger, guard: UNGUARDED });
   const pgs = await openPostgresStorage({ url, config, clock: systemClock, timers: systemTimers, logger });
-  const seen: Compared = { instances: 0, messages: 0, media: 0, deliveries: 0 };
+  const seen: Compared = { instances: 0, messages: 0, media: 0, deliveries: 0, settings: 0, webhookHeaders: 0, usageDays: 0, operators: 0, auditEntries: 0 };
   try {
+    // Whole records: key hashes, plan, settings (a proxy's password too), webhook with its secret, headers and filters.
     t.deepEqual(pgs.instances.list(), files.instances.list(), 'instances and key hashes');
+    const operators = await files.operators.list();
+    t.deepEqual(await pgs.operators.list(), operators, 'operators (roles, instances, password hashes, times)');
+    for (const o of operators) t.deepEqual(await pgs.operators.get(o.name), o, `operator ${o.name}`);
+    seen.operators = operators.length;
+    const audit = await allAudit(files);
+    t.deepEqual(await allAudit(pgs), audit, 'the audit log, newest first, with its times');
+    seen.auditEntries = audit.length;
+    for (const actor of new Set(audit.map((e) => e.actor))) t.deepEqual(await allAudit(pgs, { actor }), await allAudit(files, { actor }), `audit entries of ${actor}`);
     for (const { id } of files.instances.list()) {
       seen.instances += 1;
+      const record = files.instances.require(id);
+      if (record.settings) seen.settings += 1;
+      if (record.webhook?.headers?.length && record.webhook.filters) seen.webhookHeaders += 1;
+      t.deepEqual(pgs.instances.get(id), record, `${id}: record`);
+      t.deepEqual(await allAudit(pgs, { instanceId: id }), await allAudit(files, { instanceId: id }), `${id}: audit entries`);
+      const usage = await files.usage.days(id, '0001-01-01', '9999-12-31');
+      t.deepEqual(await pgs.usage.days(id, '0001-01-01', '9999-12-31'), usage, `${id}: usage per day`);
+      seen.usageDays += usage.length;
       t.is(pgs.credits.balance(id), files.credits.balance(id), `${id}: balance`);
       t.is(pgs.credits.available(id), pgs.credits.balance(id), `${id}: no hold copied`);
       const chats = await files.messages.chats(id);

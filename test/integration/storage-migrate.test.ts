@@ -6,16 +6,27 @@
  * auth state (creds and every key table), the flow, open handovers and conversation positions, and
  * the webhook outbox (pending and finished deliveries with their events and ids); and the gateway
  * record holds the data dir's server secret hash, a new cluster secret, its plans and webhook policy.
+ *
+ * And the migration 2 brief (issue 25's stores): operators (each role, password hashes: they sign
+ * in with their passwords), the audit log (order and times; entries appended on the nodes come
+ * after it) and usage per day are copied; instance settings (a proxy with its password) and webhook
+ * headers and filters survive; a resumed run (a kill while these were copied) copies them again
+ * with nothing twice: the audit keyed by each entry's place in the log, usage days set, not added.
  */
 import test from 'ava';
 import { rm } from 'node:fs/promises';
 import pg from 'pg';
+import { pino } from 'pino';
 import { generateClusterSecret } from '../../src/cluster/gateway-record.js';
 import { loadConfig } from '../../src/config/load.js';
+import { systemClock } from '../../src/domain/clock.js';
+import { verifyPassword } from '../../src/domain/passwords.js';
 import { verifySecret } from '../../src/domain/secrets.js';
+import { systemTimers } from '../../src/domain/timers.js';
 import { migrateDataDir, type MigrationReport } from '../../src/storage/migrate/run.js';
+import { openPostgresStorage } from '../../src/storage/postgres/index.js';
 import { tempDir } from '../helpers/daemon.js';
-import { writeFilesFixture } from '../helpers/files-fixture.js';
+import { FIXTURE_USAGE, writeFilesFixture } from '../helpers/files-fixture.js';
 import { assertSameThroughPorts } from '../helpers/migrate-compare.js';
 import { freshDatabase } from '../helpers/postgres.js';
 
@@ -34,13 +45,34 @@ test('after a migration the PostgreSQL engine reads through every port what the 
   t.deepEqual(announced, [report]);
   t.false(report.resumed);
   t.is(report.owners, 2);
+  t.is(report.operators, 2);
+  t.is(report.auditEntries, fixture.auditEntries);
+  t.is(fixture.auditEntries, 4 + 2 * 3);
   t.deepEqual(report.instances.map((i) => i.instanceId).sort(), fixture.instances.map((i) => i.id).sort());
   for (const { counts } of report.instances) {
-    t.like(counts, { instance: 1, spent: 3, messages: 43, media: 2, mediaBytes: 4096, authCreds: 1, authTables: 3, flow: 1, handovers: 1, conversations: 3, deliveries: 3, pendingDeliveries: 2 });
+    t.like(counts, { instance: 1, spent: 3, messages: 43, media: 2, mediaBytes: 4096, authCreds: 1, authTables: 3, flow: 1, handovers: 1, conversations: 3, deliveries: 3, pendingDeliveries: 2, usageDays: FIXTURE_USAGE.days, usageSent: FIXTURE_USAGE.sent, usageDebited: FIXTURE_USAGE.debited });
   }
 
   const seen = await assertSameThroughPorts(t, dataDir, db.url);
-  t.deepEqual(seen, { instances: 3, messages: 129, media: 6, deliveries: 9 });
+  t.deepEqual(seen, { instances: 3, messages: 129, media: 6, deliveries: 9, settings: 2, webhookHeaders: 2, usageDays: 9, operators: 2, auditEntries: fixture.auditEntries });
+
+  // On a node: the operators sign in with the passwords they had; the audit log goes on after the copied entries.
+  const node = await openPostgresStorage({ url: db.url, config: loadConfig(dataDir), clock: systemClock, timers: systemTimers, logger: pino({ level: 'silent' }) });
+  try {
+    for (const o of fixture.operators) {
+      const stored = await node.operators.get(o.name);
+      t.is(stored?.role, o.role);
+      t.true(await verifyPassword(o.password, stored?.passwordHash), `${o.name} signs in with its password`);
+      t.false(await verifyPassword(`${o.password}x`, stored?.passwordHash));
+    }
+    const before = await node.audit.query({ limit: 1000 });
+    const appended = { at: new Date().toISOString(), actor: 'secret', action: 'key.rotate', instanceId: fixture.instances[0]!.id, outcome: 'ok' };
+    await node.audit.append(appended);
+    const after = await node.audit.query({ limit: 1000 });
+    t.deepEqual(after.entries, [appended, ...before.entries], 'a new entry comes first (newest), the copied ones after it');
+  } finally {
+    await node.close();
+  }
 
   const client = new pg.Client({ connectionString: db.url });
   await client.connect();
@@ -75,4 +107,55 @@ test('a migration whose cluster secret was never shown (a kill right after compl
   t.is(shown[0]?.clusterSecret, clusterSecret, 'the secret the gateway was created with');
   const third = migrateDataDir({ dataDir, url: db.url, clusterSecret: generateClusterSecret(), announce: async () => undefined });
   await t.throwsAsync(third, { code: 'CONFLICT', message: /migrated into that database already .* nothing to do/ });
+});
+
+test('a run interrupted while operators, the audit log and usage were copied is resumed: each copied again, nothing twice, nothing foreign left', async (t) => {
+  t.timeout(120_000);
+  const dataDir = await tempDir('gw-migrate-');
+  const db = await freshDatabase();
+  t.teardown(async () => {
+    await rm(dataDir, { recursive: true, force: true });
+    await db.drop();
+  });
+  const fixture = await writeFilesFixture(dataDir, { instances: 2, messages: 4, media: 0 });
+  const [first] = fixture.instances;
+  // Stopped once the gateway-wide kinds and the first instance are copied.
+  const stop = new Error('interrupted');
+  const interrupted = migrateDataDir({
+    dataDir,
+    url: db.url,
+    clusterSecret: generateClusterSecret(),
+    announce: async () => undefined,
+    onProgress: (e) => {
+      if (e.kind === 'instance') throw stop;
+    },
+  });
+  await t.throwsAsync(interrupted, { is: stop });
+
+  const client = new pg.Client({ connectionString: db.url });
+  await client.connect();
+  t.teardown(() => client.end());
+  t.deepEqual((await client.query<{ done: string[] }>('SELECT done FROM files_migration')).rows[0]?.done, ['operators', 'audit']);
+  t.is((await client.query<{ n: number }>('SELECT count(*)::int AS n FROM audit')).rows[0]?.n, fixture.auditEntries);
+  // As a kill in the middle of these would leave them (and worse): part of the audit log, an entry
+  // changed, an operator missing and one the files never had, usage counts that are not the files'.
+  await client.query(`UPDATE files_migration SET done = '{}'`);
+  await client.query('DELETE FROM audit WHERE seq % 2 = 0');
+  await client.query(`UPDATE audit SET action = 'tampered' WHERE seq = 1`);
+  await client.query(`DELETE FROM operators WHERE name = $1`, [fixture.operators[0]!.name]);
+  await client.query(`INSERT INTO operators (name, doc) VALUES ('mallory', '{"name":"mallory"}')`);
+  await client.query(`UPDATE usage_days SET sent = sent + 100 WHERE instance_id = $1`, [first!.id]);
+  await client.query(`INSERT INTO usage_days (instance_id, day, sent, debited) VALUES ($1, '2001-01-01', 5, 5)`, [first!.id]);
+  await client.query(`UPDATE files_migration_instances SET done = array_remove(done, 'usage') WHERE instance_id = $1`, [first!.id]);
+
+  const events: string[] = [];
+  const report = await migrateDataDir({ dataDir, url: db.url, clusterSecret: generateClusterSecret(), announce: async () => undefined, onProgress: (e) => void events.push(JSON.stringify(e)) });
+  t.true(report.resumed);
+  t.like(JSON.parse(events.find((e) => e.includes('"gateway"'))!), { copied: { operators: '2 operators', audit: `${fixture.auditEntries} audit log entries` }, earlier: [] });
+  t.like(JSON.parse(events.find((e) => e.includes(first!.id))!), { copied: { usage: `${FIXTURE_USAGE.days} days of usage (${FIXTURE_USAGE.sent} messages sent)` } });
+  const seen = await assertSameThroughPorts(t, dataDir, db.url);
+  t.like(seen, { instances: 2, operators: 2, auditEntries: fixture.auditEntries, usageDays: 2 * FIXTURE_USAGE.days });
+  const audit = await client.query<{ n: number; last: string }>('SELECT count(*)::int AS n, max(seq)::text AS last FROM audit');
+  t.deepEqual(audit.rows[0], { n: fixture.auditEntries, last: String(fixture.auditEntries) }, 'each entry once, at its place');
+  t.deepEqual((await client.query('SELECT name FROM operators ORDER BY name')).rows.map((r: { name: string }) => r.name), fixture.operators.map((o) => o.name).sort());
 });

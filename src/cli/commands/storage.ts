@@ -9,6 +9,11 @@ function progressLine(e: ProgressEvent): string {
   switch (e.kind) {
     case 'start':
       return e.resumed ? `Resuming the interrupted migration (run ${e.run}): ${e.instances} instances\n` : `Migrating ${e.instances} instances\n`;
+    case 'gateway': {
+      const what = Object.values(e.copied).join(', ');
+      const earlier = e.earlier.length > 0 ? ` (copied by an earlier run: ${e.earlier.join(', ')})` : '';
+      return `gateway-wide: ${what || 'nothing left to copy'}${earlier}\n`;
+    }
     case 'instance': {
       const what = Object.values(e.copied).join(', ');
       const earlier = e.earlier.length > 0 ? ` (copied by an earlier run: ${e.earlier.join(', ')})` : '';
@@ -43,13 +48,14 @@ function humanText(report: MigrationReport): string {
     const t = totals(report);
     lines.push(
       `Copied ${report.dataDir} into ${report.database}${report.resumed ? ' (an interrupted migration resumed)' : ''}.`,
-      `Checked per instance and kind: ${report.instances.length} instances, ${report.owners} owners' trial records, ${t.messages} messages, ${t.media} media files (${t.mediaBytes} bytes),`,
-      `  ${t.authCreds} WhatsApp sessions (${t.authTables} key tables), ${t.balance} credits (${t.spent} spent), ${t.flow} flows, ${t.handovers} open handovers,`,
-      `  ${t.conversations} conversation positions, ${t.deliveries} webhook deliveries (${t.pendingDeliveries} pending): the same in the files and in the database.`,
+      `Checked per instance and kind: ${report.instances.length} instances, ${report.owners} owners' trial records, ${report.operators} operators, ${report.auditEntries} audit log entries,`,
+      `  ${t.messages} messages, ${t.media} media files (${t.mediaBytes} bytes), ${t.authCreds} WhatsApp sessions (${t.authTables} key tables), ${t.balance} credits (${t.spent} spent),`,
+      `  ${t.flow} flows, ${t.handovers} open handovers, ${t.conversations} conversation positions, ${t.deliveries} webhook deliveries (${t.pendingDeliveries} pending),`,
+      `  ${t.usageDays} days of usage (${t.usageSent} messages sent): the same in the files and in the database.`,
     );
   }
   lines.push(
-    'The gateway is created in the database with this data dir\'s server secret (the same X-API-Secret works), its plans and webhook policy.',
+    'The gateway is created in the database with this data dir\'s server secret (the same X-API-Secret works), its plans and webhook policy; operators sign in with the passwords they had.',
     '',
     `Cluster secret (nodes join with it; shown once, store it now): ${report.clusterSecret}`,
     '',

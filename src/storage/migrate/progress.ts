@@ -4,8 +4,16 @@ import type { Db } from '../postgres/db.js';
 import { LOCK_NAMESPACE } from '../postgres/migrate.js';
 
 /** What is copied of each instance, in this order; each is marked done once copied whole. */
-export const KINDS = ['instance', 'credits', 'auth', 'messages', 'media', 'flows', 'outbox'] as const;
+export const KINDS = ['instance', 'credits', 'auth', 'messages', 'media', 'flows', 'outbox', 'usage'] as const;
 export type Kind = (typeof KINDS)[number];
+
+/**
+ * What is copied of the gateway as a whole (not of one instance), before the instances; each is
+ * marked done once copied whole. (The owners' trial records, a handful of rows, are written again
+ * on every run.)
+ */
+export const GATEWAY_KINDS = ['operators', 'audit'] as const;
+export type GatewayKind = (typeof GATEWAY_KINDS)[number];
 
 /** Held by the migration writing into a database (second key of LOCK_NAMESPACE). */
 const MIGRATION_LOCK = 23;
@@ -28,18 +36,39 @@ CREATE TABLE IF NOT EXISTS files_migration (
   -- The new gateway's cluster secret, from completion until it was printed (then NULL).
   cluster_secret text
 );
+-- The gateway-wide kinds copied (a migration started by an earlier version has no such column yet).
+ALTER TABLE files_migration ADD COLUMN IF NOT EXISTS done text[] NOT NULL DEFAULT '{}';
 CREATE TABLE IF NOT EXISTS files_migration_instances (
   instance_id text PRIMARY KEY,
   done text[] NOT NULL DEFAULT '{}'
 );`;
 
 /** Every table of the engine's schema that holds state: a fresh target has a row in none. */
-const STATE_TABLES = ['gateway', 'nodes', 'leases', 'instances', 'owners', 'credits', 'credit_holds', 'messages', 'media', 'auth_creds', 'auth_keys', 'flows', 'handovers', 'conversations', 'deliveries'] as const;
-/** The tables whose rows belong to an instance. */
-const INSTANCE_TABLES = ['instances', 'credits', 'credit_holds', 'messages', 'media', 'auth_creds', 'auth_keys', 'flows', 'handovers', 'conversations', 'deliveries'] as const;
+const STATE_TABLES = [
+  'gateway',
+  'nodes',
+  'leases',
+  'instances',
+  'owners',
+  'operators',
+  'audit',
+  'credits',
+  'credit_holds',
+  'messages',
+  'media',
+  'auth_creds',
+  'auth_keys',
+  'flows',
+  'handovers',
+  'conversations',
+  'deliveries',
+  'usage_days',
+] as const;
+/** The tables whose rows belong to an instance (audit entries name instances, deleted ones too: not one of them). */
+const INSTANCE_TABLES = ['instances', 'credits', 'credit_holds', 'messages', 'media', 'auth_creds', 'auth_keys', 'flows', 'handovers', 'conversations', 'deliveries', 'usage_days'] as const;
 
 export type Start =
-  | { state: 'fresh' | 'resumed'; done: Map<string, Set<Kind>>; runs: number }
+  | { state: 'fresh' | 'resumed'; done: Map<string, Set<Kind>>; gatewayDone: Set<GatewayKind>; runs: number }
   | { state: 'completed'; completedAt: string; clusterSecret: string | null };
 
 function refused(why: string): GatewayError {
@@ -69,8 +98,8 @@ export async function lockTarget(db: Db): Promise<pg.PoolClient> {
 export async function startMigration(db: Db, source: { id: string; dataDir: string; instanceIds: readonly string[] }): Promise<Start> {
   return db.transaction('the migration record', async (client) => {
     await client.query(PROGRESS_TABLES);
-    const { rows: mine } = await client.query<{ source: string; data_dir: string; started_at: Date; completed_at: Date | null; cluster_secret: string | null; runs: number }>(
-      'SELECT source, data_dir, started_at, completed_at, cluster_secret, runs FROM files_migration WHERE id = 1 FOR UPDATE',
+    const { rows: mine } = await client.query<{ source: string; data_dir: string; started_at: Date; completed_at: Date | null; cluster_secret: string | null; runs: number; done: string[] }>(
+      'SELECT source, data_dir, started_at, completed_at, cluster_secret, runs, done FROM files_migration WHERE id = 1 FOR UPDATE',
     );
     const m = mine[0];
     const { rows: gateway } = await client.query<{ created_at: Date }>('SELECT created_at FROM gateway WHERE id = 1');
@@ -90,7 +119,7 @@ export async function startMigration(db: Db, source: { id: string; dataDir: stri
       if (busy.length > 0) throw refused(`it holds rows in ${busy.join(', ')}`);
       await client.query('INSERT INTO files_migration (id, source, data_dir) VALUES (1, $1, $2)', [source.id, source.dataDir]);
       await client.query('DELETE FROM files_migration_instances');
-      return { state: 'fresh', done: new Map(), runs: 1 };
+      return { state: 'fresh', done: new Map(), gatewayDone: new Set(), runs: 1 };
     }
     // Resuming: every row of an instance must be of an instance this data dir holds.
     const union = INSTANCE_TABLES.map((t) => `SELECT instance_id FROM ${t}`).join(' UNION ');
@@ -99,7 +128,8 @@ export async function startMigration(db: Db, source: { id: string; dataDir: stri
     const { rows: runs } = await client.query<{ runs: number }>('UPDATE files_migration SET runs = runs + 1, data_dir = $1 WHERE id = 1 RETURNING runs', [source.dataDir]);
     const { rows } = await client.query<{ instance_id: string; done: string[] }>('SELECT instance_id, done FROM files_migration_instances');
     const done = new Map(rows.map((r) => [r.instance_id, new Set(r.done.filter((k): k is Kind => (KINDS as readonly string[]).includes(k)))]));
-    return { state: 'resumed', done, runs: runs[0]?.runs ?? m.runs + 1 };
+    const gatewayDone = new Set(m.done.filter((k): k is GatewayKind => (GATEWAY_KINDS as readonly string[]).includes(k)));
+    return { state: 'resumed', done, gatewayDone, runs: runs[0]?.runs ?? m.runs + 1 };
   });
 }
 
@@ -111,6 +141,11 @@ export async function markDone(db: Db, instanceId: string, kind: Kind): Promise<
     ON CONFLICT (instance_id) DO UPDATE SET done = CASE WHEN $2 = ANY (p.done) THEN p.done ELSE array_append(p.done, $2) END`,
     [instanceId, kind],
   );
+}
+
+/** Records that a gateway-wide kind was copied whole. */
+export async function markGatewayDone(db: Db, kind: GatewayKind): Promise<void> {
+  await db.query('the migration record', 'UPDATE files_migration SET done = CASE WHEN $1::text = ANY (done) THEN done ELSE array_append(done, $1::text) END WHERE id = 1', [kind]);
 }
 
 export interface GatewaySettings {

@@ -8,22 +8,26 @@ import { hashSecret } from '../../domain/secrets.js';
 import type { InstanceRecord } from '../../schemas/instance.js';
 import { dataDirHolder, lockDataDir, unlockDataDir } from '../files/data-dir-lock.js';
 import type { Db } from '../postgres/db.js';
+import { copyAudit } from './copy-audit.js';
 import { copyAuth } from './copy-auth.js';
 import { copyFlows } from './copy-flows.js';
 import { copyMedia } from './copy-media.js';
 import { copyMessages } from './copy-messages.js';
+import { copyOperators } from './copy-operators.js';
 import { copyOutbox } from './copy-outbox.js';
 import { copyCredits, copyInstance, copyOwners } from './copy-records.js';
-import { differences, targetCounts, type KindCounts } from './counts.js';
-import { KINDS, completeMigration, lockTarget, markDone, secretShown, startMigration, type Kind } from './progress.js';
+import { copyUsage } from './copy-usage.js';
+import { differences, gatewayDifferences, targetCounts, targetGatewayCounts, type KindCounts } from './counts.js';
+import { GATEWAY_KINDS, KINDS, completeMigration, lockTarget, markDone, markGatewayDone, secretShown, startMigration, type GatewayKind, type Kind } from './progress.js';
 import { openFilesSource, type FilesSource } from './source.js';
-import { sourceCounts } from './source-counts.js';
+import { sourceCounts, sourceGatewayCounts } from './source-counts.js';
 import { listSourceMedia } from './source-media.js';
 import { openSourceMessages, type SourceMessages } from './source-messages.js';
 import { checkTargetUrl, openTarget, redactUrl } from './target.js';
 
 export type ProgressEvent =
   | { kind: 'start'; resumed: boolean; run: number; instances: number }
+  | { kind: 'gateway'; copied: Partial<Record<GatewayKind, string>>; earlier: GatewayKind[] }
   | { kind: 'instance'; instanceId: string; index: number; of: number; copied: Partial<Record<Kind, string>>; earlier: Kind[] }
   | { kind: 'checked'; instances: number };
 
@@ -36,6 +40,9 @@ export interface MigrationReport {
   /** The migration had completed before; this run only shows the cluster secret it never printed. */
   completedBefore: boolean;
   owners: number;
+  /** Operators (panel accounts) and audit log entries: the gateway's, not an instance's (checked equal). */
+  operators: number;
+  auditEntries: number;
   /** Per instance, what the files and the database both hold (checked equal). */
   instances: Array<{ instanceId: string; counts: KindCounts }>;
   /** The new gateway's cluster secret (shown once). */
@@ -61,14 +68,16 @@ function noun(n: number, one: string, many = `${one}s`): string {
  * `gateway storage migrate --to URL`: copies a files data dir into an empty PostgreSQL database and
  * creates the gateway there (this data dir's server secret, a new cluster secret, its plans and
  * webhook policy as shared settings), so nodes on that database serve the same instances, keys,
- * credits, history, sessions (no QR), flows and webhook deliveries.
+ * credits, history, sessions (no QR), flows, webhook deliveries and usage per day, and the same
+ * operators (who sign in with their passwords) and audit log.
  *
  * Under the data dir lock (as a CLI command with no daemon: a running daemon is refused), so the
  * files do not change while they are copied. Every write into the target is idempotent and each
- * kind of each instance is marked done in the target once copied, so a run after an interruption
- * (a kill, a lost connection) resumes where it stopped. At the end every instance's counts per
- * kind are read again from both sides and compared; only then is the gateway record written (one
- * transaction with the completion mark): nodes cannot start on a half-copied database.
+ * kind of each instance (and each gateway-wide kind) is marked done in the target once copied, so
+ * a run after an interruption (a kill, a lost connection) resumes where it stopped. At the end
+ * every instance's counts per kind, and the gateway's (instances, owners, operators, audit
+ * entries), are read again from both sides and compared; only then is the gateway record written
+ * (one transaction with the completion mark): nodes cannot start on a half-copied database.
  */
 export async function migrateDataDir(options: MigrateOptions): Promise<MigrationReport> {
   const { dataDir, url } = options;
@@ -99,7 +108,8 @@ export async function migrateDataDir(options: MigrateOptions): Promise<Migration
       if (start.clusterSecret === null) {
         throw new GatewayError('CONFLICT', `this data dir was migrated into that database already (completed ${start.completedAt}) and its cluster secret was shown then; nothing to do. Nodes join it with \`gateway init --database URL --cluster-secret S\``);
       }
-      const report: MigrationReport = { ...base, resumed: false, completedBefore: true, instances: [], clusterSecret: start.clusterSecret };
+      const g = await sourceGatewayCounts(source);
+      const report: MigrationReport = { ...base, operators: g.operators, auditEntries: g.audit, resumed: false, completedBefore: true, instances: [], clusterSecret: start.clusterSecret };
       await options.announce(report);
       await secretShown(db);
       return report;
@@ -107,6 +117,14 @@ export async function migrateDataDir(options: MigrateOptions): Promise<Migration
     options.onProgress?.({ kind: 'start', resumed: start.state === 'resumed', run: start.runs, instances: ids.length });
 
     await copyOwners(db, source.owners);
+    const copied: Partial<Record<GatewayKind, string>> = {};
+    for (const kind of GATEWAY_KINDS) {
+      if (start.gatewayDone.has(kind)) continue;
+      if (kind === 'operators') copied.operators = noun(await copyOperators(db, source.operators), 'operator');
+      else copied.audit = noun(await copyAudit(db, source.paths.auditDir), 'audit log entry', 'audit log entries');
+      await markGatewayDone(db, kind);
+    }
+    options.onProgress?.({ kind: 'gateway', copied, earlier: GATEWAY_KINDS.filter((k) => start.gatewayDone.has(k)) });
     for (const [index, record] of source.instances.entries()) {
       const done = start.done.get(record.id) ?? new Set<Kind>();
       const copied = await copyOne(db, source, record, done, now);
@@ -122,9 +140,8 @@ export async function migrateDataDir(options: MigrateOptions): Promise<Migration
       for (const d of differences(files, target)) wrong.push(`${id}: ${d}`);
       instances.push({ instanceId: id, counts: files });
     }
-    const { rows } = await db.query<{ instances: number; owners: number }>('counting what was copied', 'SELECT (SELECT count(*) FROM instances)::int AS instances, (SELECT count(*) FROM owners)::int AS owners');
-    if (rows[0]!.instances !== ids.length) wrong.push(`instances: ${ids.length} in the files, ${rows[0]!.instances} in the database`);
-    if (rows[0]!.owners !== base.owners) wrong.push(`owners' trial records: ${base.owners} in the files, ${rows[0]!.owners} in the database`);
+    const gateway = await sourceGatewayCounts(source);
+    wrong.push(...gatewayDifferences(gateway, await targetGatewayCounts(db)));
     if (wrong.length > 0) {
       throw new GatewayError('INTERNAL', `the copy does not match the files (${wrong.slice(0, 5).join('; ')}${wrong.length > 5 ? `; and ${wrong.length - 5} more` : ''}); the gateway was not created in the database: run the migration again`);
     }
@@ -141,7 +158,15 @@ export async function migrateDataDir(options: MigrateOptions): Promise<Migration
       },
       options.clusterSecret,
     );
-    const report: MigrationReport = { ...base, resumed: start.state === 'resumed', completedBefore: false, instances, clusterSecret: options.clusterSecret };
+    const report: MigrationReport = {
+      ...base,
+      operators: gateway.operators,
+      auditEntries: gateway.audit,
+      resumed: start.state === 'resumed',
+      completedBefore: false,
+      instances,
+      clusterSecret: options.clusterSecret,
+    };
     await options.announce(report);
     await secretShown(db);
     return report;
@@ -197,6 +222,11 @@ async function copyOne(db: Db, source: FilesSource, record: InstanceRecord, done
         case 'outbox': {
           const o = await copyOutbox(db, source.outbox, id);
           copied.outbox = `${noun(o.deliveries, 'webhook delivery', 'webhook deliveries')} (${o.pending} pending)`;
+          break;
+        }
+        case 'usage': {
+          const u = await copyUsage(db, source.usage, id);
+          copied.usage = `${noun(u.days, 'day')} of usage (${noun(u.sent, 'message')} sent)`;
           break;
         }
       }

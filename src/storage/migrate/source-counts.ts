@@ -1,6 +1,8 @@
 import { DAY_MS } from '../../domain/clock.js';
-import type { KindCounts } from './counts.js';
+import { usageDays } from './copy-usage.js';
+import type { GatewayCounts, KindCounts } from './counts.js';
 import type { FilesSource } from './source.js';
+import { countSourceAudit } from './source-audit.js';
 import { listSourceMedia } from './source-media.js';
 import { openSourceMessages } from './source-messages.js';
 
@@ -16,6 +18,7 @@ export async function sourceCounts(source: FilesSource, instanceId: string, now:
   const paired = await source.auth.isPaired(instanceId);
   const credits = source.credits(instanceId);
   const { counts } = await source.outbox.list(instanceId, { limit: 0 });
+  const usage = await usageDays(source.usage, instanceId);
   return {
     instance: 1,
     balance: credits.balance,
@@ -30,5 +33,18 @@ export async function sourceCounts(source: FilesSource, instanceId: string, now:
     conversations: (await source.flows.readConversations(instanceId)).size,
     deliveries: counts.pending + counts.delivered + counts.failed,
     pendingDeliveries: counts.pending,
+    usageDays: usage.length,
+    usageSent: usage.reduce((n, d) => n + d.sent, 0),
+    usageDebited: usage.reduce((n, d) => n + d.debited, 0),
+  };
+}
+
+/** What the gateway as a whole holds in the files, read again from the files. */
+export async function sourceGatewayCounts(source: FilesSource): Promise<GatewayCounts> {
+  return {
+    instances: source.instances.length,
+    owners: Object.keys(source.owners).length,
+    operators: (await source.operators.list()).length,
+    audit: await countSourceAudit(source.paths.auditDir),
   };
 }

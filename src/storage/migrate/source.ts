@@ -7,8 +7,10 @@ import { FileAuthStates } from '../files/auth-state.js';
 import { CreditStore } from '../files/credits.js';
 import { FlowFiles } from '../files/flows.js';
 import { InstanceStore } from '../files/instances.js';
+import { OperatorFiles } from '../files/operators.js';
 import { FileOutboxStore } from '../files/outbox/store.js';
 import { storePaths, type StorePaths } from '../files/paths.js';
+import { UsageFiles } from '../files/usage.js';
 
 /**
  * A files data dir opened for reading by a migration, under its data dir lock: the files engine's
@@ -28,6 +30,10 @@ export interface FilesSource {
   readonly auth: FileAuthStates;
   readonly flows: FlowFiles;
   readonly outbox: FileOutboxStore;
+  /** Operators (gateway-wide; a corrupt operators.json stops the migration naming it). */
+  readonly operators: OperatorFiles;
+  /** Sends per instance and day. */
+  readonly usage: UsageFiles;
   readonly guard: WriteGuard;
   close(): Promise<void>;
 }
@@ -40,6 +46,8 @@ export async function openFilesSource(dataDir: string, config: GatewayConfig, gu
   await credits.verifyAll();
   const outbox = new FileOutboxStore({ dataDir, guard, logger, instanceExists: (id) => store.get(id) !== undefined });
   await outbox.load();
+  const operators = new OperatorFiles(paths.operators, guard);
+  await operators.load();
   return {
     dataDir,
     paths,
@@ -54,6 +62,9 @@ export async function openFilesSource(dataDir: string, config: GatewayConfig, gu
     auth: new FileAuthStates(paths.authDir, guard),
     flows: new FlowFiles(paths.flowsDir, guard),
     outbox,
+    operators,
+    // Only read: nothing is counted, so it never writes.
+    usage: new UsageFiles(paths.usageDir, guard, logger),
     guard,
     close: () => outbox.close(),
   };
