@@ -12,6 +12,8 @@
  * after it) and usage per day are copied; instance settings (a proxy with its password) and webhook
  * headers and filters survive; a resumed run (a kill while these were copied) copies them again
  * with nothing twice: the audit keyed by each entry's place in the log, usage days set, not added.
+ * And files changed between two runs are copied again by the next one (never a gateway on a copy
+ * that does not match).
  */
 import test from 'ava';
 import { rm } from 'node:fs/promises';
@@ -28,6 +30,8 @@ import { openPostgresStorage } from '../../src/storage/postgres/index.js';
 import { tempDir } from '../helpers/daemon.js';
 import { FIXTURE_USAGE, writeFilesFixture } from '../helpers/files-fixture.js';
 import { assertSameThroughPorts } from '../helpers/migrate-compare.js';
+import { openFileStorage } from '../../src/storage/files/index.js';
+import { UNGUARDED } from '../../src/fs/write-guard.js';
 import { freshDatabase } from '../helpers/postgres.js';
 
 test('after a migration the PostgreSQL engine reads through every port what the files engine reads', async (t) => {
@@ -159,3 +163,53 @@ test('a run interrupted while operators, the audit log and usage were copied is 
   t.deepEqual(audit.rows[0], { n: fixture.auditEntries, last: String(fixture.auditEntries) }, 'each entry once, at its place');
   t.deepEqual((await client.query('SELECT name FROM operators ORDER BY name')).rows.map((r: { name: string }) => r.name), fixture.operators.map((o) => o.name).sort());
 });
+
+test('files changed between two runs: the check refuses to create the gateway and forgets what no longer matches; the next run copies it again', async (t) => {
+  t.timeout(120_000);
+  const dataDir = await tempDir('gw-migrate-');
+  const db = await freshDatabase();
+  t.teardown(async () => {
+    await rm(dataDir, { recursive: true, force: true });
+    await db.drop();
+  });
+  const fixture = await writeFilesFixture(dataDir, { instances: 2, messages: 10, media: 1 });
+  // The first run stops once every kind of every instance is copied, before the check (as a kill would).
+  const interrupted = await migrateDataDir({
+    dataDir,
+    url: db.url,
+    clusterSecret: generateClusterSecret(),
+    announce: async () => undefined,
+    onProgress: (e) => {
+      if (e.kind === 'instance' && e.index === e.of) throw new Error('interrupted');
+    },
+  }).catch((err: unknown) => err as Error);
+  t.is((interrupted as Error).message, 'interrupted');
+  // Someone starts the files daemon in between: a message more for the first instance.
+  const id = fixture.instances[0]!.id;
+  const files = await openFileStorage({ dataDir, config: loadConfig(dataDir), clock: systemClock, timers: systemTimers, logger: pino({ level: 'silent' }), guard: UNGUARDED });
+  await files.messages.recordInbound(id, { messageId: '3EB0AFTERTHEFIRSTRUN0', chatId: '15550009999@s.whatsapp.net', isGroup: false, sender: '15550009999@s.whatsapp.net', from: '+15550009999', type: 'text', text: 'late', timestamp: new Date().toISOString() }, undefined);
+  await files.close();
+
+  const refused = await migrateDataDir({ dataDir, url: db.url, clusterSecret: generateClusterSecret(), announce: async () => undefined }).catch((err: unknown) => err as Error);
+  t.regex((refused as Error).message, new RegExp(`the copy does not match the files \\(${id}: messages`));
+  t.regex((refused as Error).message, /run the migration again \(it copies those again\)/);
+  const gateway = await pgRows(db.url, 'SELECT count(*)::int AS n FROM gateway');
+  t.is(gateway[0]!.n, 0, 'no gateway on a copy that does not match');
+
+  const report = await migrateDataDir({ dataDir, url: db.url, clusterSecret: generateClusterSecret(), announce: async () => undefined });
+  t.true(report.resumed);
+  const other = fixture.instances[1]!.id;
+  const count = (i: string) => report.instances.find((r) => r.instanceId === i)!.counts.messages;
+  t.is(count(id), count(other) + 1, 'the late message is in the copy');
+  await assertSameThroughPorts(t, dataDir, db.url);
+});
+
+async function pgRows(url: string, sql: string): Promise<Array<{ n: number }>> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    return (await c.query<{ n: number }>(sql)).rows;
+  } finally {
+    await c.end();
+  }
+}

@@ -143,6 +143,15 @@ export async function markDone(db: Db, instanceId: string, kind: Kind): Promise<
   );
 }
 
+/**
+ * Forgets what was copied of these instances (and of the gateway-wide kinds with `gateway`): the
+ * files changed since (a daemon ran on them between two runs), so the next run copies them again.
+ */
+export async function forgetDone(db: Db, instanceIds: readonly string[], gateway: boolean): Promise<void> {
+  if (instanceIds.length > 0) await db.query('the migration record', 'UPDATE files_migration_instances SET done = ARRAY[]::text[] WHERE instance_id = ANY ($1::text[])', [instanceIds]);
+  if (gateway) await db.query('the migration record', 'UPDATE files_migration SET done = ARRAY[]::text[] WHERE id = 1');
+}
+
 /** Records that a gateway-wide kind was copied whole. */
 export async function markGatewayDone(db: Db, kind: GatewayKind): Promise<void> {
   await db.query('the migration record', 'UPDATE files_migration SET done = CASE WHEN $1::text = ANY (done) THEN done ELSE array_append(done, $1::text) END WHERE id = 1', [kind]);

@@ -18,7 +18,7 @@ import { copyOutbox } from './copy-outbox.js';
 import { copyCredits, copyInstance, copyOwners } from './copy-records.js';
 import { copyUsage } from './copy-usage.js';
 import { differences, gatewayDifferences, targetCounts, targetGatewayCounts, type KindCounts } from './counts.js';
-import { GATEWAY_KINDS, KINDS, completeMigration, lockTarget, markDone, markGatewayDone, secretShown, startMigration, type GatewayKind, type Kind } from './progress.js';
+import { GATEWAY_KINDS, KINDS, completeMigration, forgetDone, lockTarget, markDone, markGatewayDone, secretShown, startMigration, type GatewayKind, type Kind } from './progress.js';
 import { openFilesSource, type FilesSource } from './source.js';
 import { sourceCounts, sourceGatewayCounts } from './source-counts.js';
 import { listSourceMedia } from './source-media.js';
@@ -134,16 +134,22 @@ export async function migrateDataDir(options: MigrateOptions): Promise<Migration
     // Checked from both sides again, whatever an earlier run did.
     const instances: MigrationReport['instances'] = [];
     const wrong: string[] = [];
+    const mismatched: string[] = [];
     for (const id of ids) {
       const files = await sourceCounts(source, id, now);
       const target = await targetCounts(db, id);
-      for (const d of differences(files, target)) wrong.push(`${id}: ${d}`);
+      const diff = differences(files, target);
+      for (const d of diff) wrong.push(`${id}: ${d}`);
+      if (diff.length > 0) mismatched.push(id);
       instances.push({ instanceId: id, counts: files });
     }
     const gateway = await sourceGatewayCounts(source);
-    wrong.push(...gatewayDifferences(gateway, await targetGatewayCounts(db)));
+    const gatewayWrong = gatewayDifferences(gateway, await targetGatewayCounts(db));
+    wrong.push(...gatewayWrong);
     if (wrong.length > 0) {
-      throw new GatewayError('INTERNAL', `the copy does not match the files (${wrong.slice(0, 5).join('; ')}${wrong.length > 5 ? `; and ${wrong.length - 5} more` : ''}); the gateway was not created in the database: run the migration again`);
+      // What does not match is copied again by the next run (the files changed since it was copied).
+      await forgetDone(db, mismatched, gatewayWrong.length > 0);
+      throw new GatewayError('INTERNAL', `the copy does not match the files (${wrong.slice(0, 5).join('; ')}${wrong.length > 5 ? `; and ${wrong.length - 5} more` : ''}); the gateway was not created in the database: run the migration again (it copies those again)`);
     }
     options.onProgress?.({ kind: 'checked', instances: ids.length });
 
