@@ -5,7 +5,8 @@
  * real WhatsApp media encryption on its HTTPS media host.
  * - multipart `send-media` takes `as` too: a voice note (PTT) and a sticker from a form, decrypted
  *   by the contact as such;
- * - `as: "document"` sends an image as a file (documentMessage with its name), not as a photo;
+ * - `as: "document"` sends an image as a file (documentMessage with its name), not as a photo, and
+ *   a JSON media send quotes with `replyTo`;
  * - a multipart status post names its audience with one `audience` field per person (OpenAPI's form
  *   encoding of an array): both people decrypt it. Before the fix only the first value of a repeated
  *   field was read, and a single `audience` field was "expected an array": a multipart status could
@@ -39,7 +40,7 @@ function form(fields: Array<[string, string]>, file: { bytes: Buffer; type: stri
   return f;
 }
 
-test.serial('multipart send-media takes as: a voice note and a sticker from a form; as document sends an image as a file', async (t) => {
+test.serial('multipart send-media takes as: a voice note and a sticker from a form; as document sends an image as a file, quoting with replyTo', async (t) => {
   const ana = await gw.double.contact('+15550620001', { name: 'Ana' });
   const voice = await gw.api('POST', '/send-media', { body: form([['phone', ana.phone], ['as', 'voice']], { bytes: VOICE_OGG, type: 'audio/ogg', name: 'note.ogg' }) });
   t.is(voice.status, 200, JSON.stringify(voice.body));
@@ -55,13 +56,17 @@ test.serial('multipart send-media takes as: a voice note and a sticker from a fo
   t.is(got.message.stickerMessage?.mimetype, 'image/webp');
   t.deepEqual(ana.download(got), STICKER_WEBP);
 
+  // A JSON media send can quote (replyTo) like a text: here Ana's question.
+  const question = await ana.sendText(gw.double.accountJid(), 'Can you send the plan?');
+  await gw.waitEvent('message.received', (e) => e.data.messageId === question);
   const png = randomPng(12);
-  const file = await gw.api('POST', '/send-media', { json: { phone: ana.phone, base64: png.toString('base64'), fileName: 'plan.png', as: 'document', caption: 'the plan' } });
+  const file = await gw.api('POST', '/send-media', { json: { phone: ana.phone, base64: png.toString('base64'), fileName: 'plan.png', as: 'document', caption: 'the plan', replyTo: question } });
   t.is(file.status, 200, JSON.stringify(file.body));
   t.is(file.body.mediaType, 'document');
   const doc = await ana.nextMessage();
   t.falsy(doc.message.imageMessage, 'not a photo');
   t.like(doc.message.documentMessage, { fileName: 'plan.png', mimetype: 'image/png', caption: 'the plan' });
+  t.like(doc.message.documentMessage?.contextInfo, { stanzaId: question, participant: ana.jid });
   t.deepEqual(ana.download(doc), png);
   t.deepEqual(gw.double.errors, []);
 });
