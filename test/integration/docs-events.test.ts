@@ -4,10 +4,12 @@
  * names each field of its data (the schema the webhooks carry, src/schemas/events.ts EVENT_DATA),
  * and the fields of the objects inside (a media's `kind`, a location's `latitude`, ...); no row
  * documents a type the gateway does not have. (openapi-account.test.ts only checks that a row
- * exists.)
+ * exists.) And docs/coverage.md, the audit of that definition of done, cites only tests that exist:
+ * each `file`: “title” it names is a test of that title in test/<file>.test.ts.
  */
 import test from 'ava';
 import { readFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
 import { EVENT_DATA, EVENT_TYPES } from '../../src/schemas/events.js';
 
 interface SchemaNode {
@@ -72,4 +74,31 @@ test('each row names every data field of its event, and the fields of the object
     }
   }
   t.deepEqual(missing, []);
+});
+
+test('docs/coverage.md cites only test files and test titles that exist', async (t) => {
+  const coverage = await readFile(new URL('../../docs/coverage.md', import.meta.url), 'utf8');
+  const sources = new Map<string, string>();
+  const wrong: string[] = [];
+  let cited = 0;
+  for (const ref of coverage.matchAll(/`((?:integration|e2e)\/[\w-]+)`/g)) {
+    const file = new URL(`../${ref[1]!}.test.ts`, import.meta.url);
+    if (!existsSync(file)) {
+      wrong.push(`${ref[1]!}: no such test file`);
+      continue;
+    }
+    if (!sources.has(ref[1]!)) sources.set(ref[1]!, (await readFile(file, 'utf8')).replace(/\\'/g, "'"));
+    const source = sources.get(ref[1]!)!;
+    // The titles that follow the file: `file`: “one”, “two”
+    const titles = /^(?:: “[^”]+”)(?:, “[^”]+”)*/.exec(coverage.slice(ref.index + ref[0].length))?.[0] ?? '';
+    for (const [, title] of titles.matchAll(/“([^”]+)”/g)) {
+      cited += 1;
+      const quoted = [`'${title!}'`, `"${title!}"`, `\`${title!}\``];
+      if (!quoted.some((q) => new RegExp(`\\b(?:test|serial)(?:\\.\\w+)*\\(\\s*${q.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`).test(source))) {
+        wrong.push(`${ref[1]!}: no test titled “${title!}”`);
+      }
+    }
+  }
+  t.deepEqual(wrong, []);
+  t.true(cited >= 80, `only ${cited} titles cited`);
 });
