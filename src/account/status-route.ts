@@ -22,7 +22,7 @@ export function statusRoute(core: { sender: Pick<SendService, 'send'>; config: M
     operationId: 'postStatus',
     summary: 'Post a status (story): a text, or media as send-media takes it; one credit',
     description:
-      'JSON `{"text", "backgroundColor"?, "font"?}`, or a media status: JSON with `url` or `base64` (and `caption`?), or multipart/form-data with the `file`. `audience` (E.164 numbers or phone JIDs) says who sees it; without it, the contacts in the address book. Costs one credit on a non-premium instance.',
+      'JSON `{"text", "backgroundColor"?, "font"?}`, or a media status: JSON with `url` or `base64` (and `caption`?), or multipart/form-data with the `file`. `audience` (E.164 numbers or phone JIDs) says who sees it (in multipart, one `audience` field per person); without it, the contacts in the address book. Costs one credit on a non-premium instance.',
     tags: ['messages'],
     multipart: StatusFields,
     multipartOrJson: true,
@@ -57,7 +57,7 @@ export function statusRoute(core: { sender: Pick<SendService, 'send'>; config: M
           });
         }
         return { success: true, instanceId: instance.id, messageId: result.messageId, type, audience: audience ? audience.length : 'contacts', quotaRemaining: result.quotaRemaining };
-      });
+      }, ['audience']);
     },
   });
 }

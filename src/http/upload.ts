@@ -11,10 +11,13 @@ export const MAX_FORM_FIELDS = 20;
 /** formidable's error codes (FormidableError.js). */
 const F = { maxFieldsSize: 1006, maxFields: 1007, totalFileSize: 1009, emptyFile: 1010, maxFiles: 1015, fileSize: 1016 } as const;
 
-/** The first value of each form field (a repeated field keeps its first value). */
-function firstValues(fields: Record<string, unknown>): Record<string, unknown> {
+/**
+ * The first value of each form field (a repeated field keeps its first value), but every value of
+ * a `lists` field, as an array: OpenAPI's form encoding of an array is the field repeated.
+ */
+function firstValues(fields: Record<string, unknown>, lists: readonly string[]): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(fields)) out[k] = Array.isArray(v) ? v[0] : v;
+  for (const [k, v] of Object.entries(fields)) out[k] = lists.includes(k) ? (Array.isArray(v) ? v : [v]) : Array.isArray(v) ? v[0] : v;
   return out;
 }
 
@@ -27,6 +30,8 @@ export async function withUpload<T>(
   ctx: Context,
   maxBytes: number,
   use: (file: File | undefined, fields: Record<string, unknown>) => Promise<T>,
+  /** Fields that are lists: each repetition is one item. */
+  lists: readonly string[] = [],
 ): Promise<T> {
   if (!ctx.is('multipart/form-data')) {
     throw new GatewayError('UNSUPPORTED_MEDIA_TYPE', 'send multipart/form-data with a "file" field');
@@ -72,7 +77,7 @@ export async function withUpload<T>(
     if (others.length > 0) throw new GatewayError('INVALID_FIELD', `unexpected file field ${JSON.stringify(others[0]!.slice(0, 40))}; send the file as "file"`);
     const fileField = files.file;
     const file = Array.isArray(fileField) ? fileField[0] : fileField;
-    return await use(file, firstValues((ctx.request.body ?? {}) as Record<string, unknown>));
+    return await use(file, firstValues((ctx.request.body ?? {}) as Record<string, unknown>, lists));
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

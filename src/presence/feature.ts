@@ -1,5 +1,6 @@
 import type { ConnectionActions } from '../connection/types.js';
 import type { Feature } from '../features/feature.js';
+import { phoneOfChat } from '../domain/phone.js';
 import { defineRoute, type RouteDef } from '../http/route.js';
 import { SubscribeBody, SubscribeInput } from '../schemas/calls.js';
 
@@ -20,11 +21,12 @@ function presenceRoutes(parts: PresenceParts): RouteDef[] {
       tags: ['chats'],
       body: SubscribeInput,
       example: { chatId: '15551234567@s.whatsapp.net' },
-      response: { description: 'Subscribed.', schema: SubscribeBody, example: { success: true, instanceId: 'inst_k3J9xQ2mVb7n', chatId: '15551234567@s.whatsapp.net' } },
+      response: { description: 'Subscribed.', schema: SubscribeBody, example: { success: true, instanceId: 'inst_k3J9xQ2mVb7n', chatId: '15551234567@s.whatsapp.net', phone: '+15551234567' } },
       errors: ['MISSING_FIELD', 'INVALID_FIELD', 'CONNECTION_NOT_READY'],
       async handle({ instance, body }) {
         await parts.sender.act(instance.id, (c) => c.subscribePresence(body.chatId), { paced: false });
-        return { success: true, instanceId: instance.id, chatId: body.chatId };
+        // `phone` beside a phone chat, as every answer about a chat carries it.
+        return { success: true, instanceId: instance.id, chatId: body.chatId, ...phoneOfChat(body.chatId) };
       },
     }),
   ];

@@ -77,6 +77,8 @@ export async function withMediaBody<F extends MediaJson, T>(
   config: MediaConfig,
   parse: (raw: unknown) => F,
   use: (file: { path: string; claimedType: string | null; fileName: string | null } | null, fields: F) => Promise<T>,
+  /** Multipart fields that are lists (repeated, one item each). */
+  lists: readonly string[] = [],
 ): Promise<T> {
   const max = config.media.maxBytes;
   if (ctx.is('multipart/form-data')) {
@@ -84,7 +86,7 @@ export async function withMediaBody<F extends MediaJson, T>(
       const fields = parse(raw);
       if (fields.url !== undefined || fields.base64 !== undefined) throw new GatewayError('INVALID_FIELD', 'a multipart body carries the file itself; url and base64 are for JSON bodies');
       return use(file ? { path: file.filepath, claimedType: file.mimetype ?? null, fileName: file.originalFilename ?? null } : null, fields);
-    });
+    }, lists);
   }
   await readJsonBody(ctx, base64BodyLimit(max));
   return withMediaJson(config, parse(ctx.request.body ?? {}), use);

@@ -23,6 +23,7 @@ import { CallOps } from './calls.js';
 import { PresenceOps } from './presence.js';
 import { AccountSide } from './account-side.js';
 import { LinkCodeOps } from './link-code.js';
+import { LinkedDevices } from './linked-devices.js';
 import { encryptMedia, MediaHost } from './media.js';
 import { encodeFrame, FrameReader, NoiseResponder } from './noise.js';
 import { buildPairSuccess, parseQr, verifyPairDeviceSign, type Account, type Device } from './phone.js';
@@ -208,6 +209,8 @@ export class ProtocolDouble implements ContactWire {
   readonly accountSide = new AccountSide(this);
   /** Pairing by link code: companion hellos the phones were shown, codes typed, outcomes (link-code.ts). */
   readonly linkCode: LinkCodeOps = new LinkCodeOps(this);
+  /** Copies a linked device sends to the account's other linked devices (linked-devices.ts). */
+  readonly linkedDevices: LinkedDevices = new LinkedDevices(this);
 
   refs: number;
   assumedPreKeys: number;
@@ -1057,6 +1060,7 @@ export class ProtocolDouble implements ContactWire {
       if (r && enc) pairwise.set(r, enc);
     }
     const topEncs = getBinaryNodeChildren(node, 'enc');
+    this.linkedDevices.relay(device, node, participants);
     try {
       if (to.endsWith('@g.us')) {
         const group = this.groups.get(to);
