@@ -3,6 +3,7 @@ import Koa, { type Context, type Middleware } from 'koa';
 import type { Logger } from 'pino';
 import Value from 'typebox/value';
 import type { MetricsSink } from '../domain/metrics-sink.js';
+import { GatewayError } from '../domain/errors.js';
 import { parseInput } from '../schemas/check.js';
 import { authenticate, type AuthDeps } from './auth.js';
 import { ControlRequests } from './control-requests.js';
@@ -50,6 +51,26 @@ function requestLog(deps: AppDeps): Middleware {
   };
 }
 
+/** Bodies a route that takes none may still carry: `{}` (some clients always send one), nothing else. */
+const NO_BODY_LIMIT = 4 * 1024;
+
+/**
+ * A route without a body refuses one with fields (400 naming the first), as a route with a body
+ * refuses unknown fields: `{"unread": false}` to POST /chats/{chatId}/unread must not mark the
+ * chat unread as if it had been understood.
+ */
+async function takesNoBody(ctx: Context): Promise<void> {
+  await readJsonBody(ctx, NO_BODY_LIMIT);
+  const raw = (ctx.request as { body?: unknown }).body;
+  if (raw === undefined) return;
+  if (typeof raw === 'object' && raw !== null && !Array.isArray(raw)) {
+    const first = Object.keys(raw)[0];
+    if (first === undefined) return;
+    throw new GatewayError('INVALID_FIELD', `${first}: unknown field (this route takes no body)`);
+  }
+  throw new GatewayError('INVALID_FIELD', 'this route takes no body');
+}
+
 /** The handler of one route: auth, then input (body and query against their schemas), then the route. */
 function handlerOf(def: RouteDef, deps: AppDeps): Middleware {
   return async (ctx: Context) => {
@@ -61,6 +82,8 @@ function handlerOf(def: RouteDef, deps: AppDeps): Middleware {
       await readJsonBody(ctx);
       const raw = ctx.request.body ?? {};
       body = def.parse ? def.parse(raw) : parseInput(def.body, raw);
+    } else if (!def.multipart && def.method !== 'GET') {
+      await takesNoBody(ctx);
     }
     let query: unknown = {};
     if (def.query) query = parseInput(def.query, Value.Convert(def.query, { ...ctx.query }));

@@ -34,6 +34,8 @@ function impliedErrors(def: RouteDef): ErrorCode[] {
   const out: ErrorCode[] = ['INTERNAL'];
   if (def.auth === 'instance' || def.auth === 'admin' || def.auth === 'admin-or-instance') out.push('UNAUTHORIZED', 'RATE_LIMITED');
   if (def.body) out.push('INVALID_JSON', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE');
+  // A route that takes no body refuses one with fields (see takesNoBody in http/app.ts).
+  else if (!def.multipart && def.method !== 'GET') out.push('INVALID_FIELD', 'INVALID_JSON', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE');
   // A multipart route that also takes JSON (send-media, status, the sandbox's inbound) reads that JSON too.
   if (def.multipartOrJson) out.push('INVALID_JSON');
   if (def.query) out.push('INVALID_FIELD');

@@ -51,3 +51,22 @@ test('send-media with too many form fields is a clear 4xx about the fields, not 
   const sent = await d.request('GET', `/api/${id}/sandbox/sent`, { key });
   t.is(sent.body.messages.length, 0, 'nothing was sent');
 });
+
+// Guards DESIGN.md part 3 ("unknown body fields are 400") on routes that take no body.
+test('a route that takes no body refuses one with fields (400 naming it) and does nothing; {} and no body are fine', async (t) => {
+  const d = await startTestDaemon();
+  t.teardown(() => d.close());
+  const { id, key } = await d.createInstance({ sandbox: true, premiumDays: 30 });
+  await d.request('POST', `/api/${id}/sandbox/scan`, { key });
+  await d.request('POST', `/api/${id}/sandbox/inbound`, { key, json: { from: '+15550001111', message: 'hi' } });
+  const chat = '15550001111@s.whatsapp.net';
+  const refused = await d.request('POST', `/api/${id}/chats/${chat}/unread`, { key, json: { unread: false } });
+  t.is(refused.status, 400);
+  t.is(refused.body.error.code, 'INVALID_FIELD');
+  t.regex(refused.body.error.message, /^unread: unknown field/);
+  const actions = async () => ((await d.request('GET', `/api/${id}/sandbox/actions`, { key })).body.actions as Array<{ action: string }>).map((a) => a.action);
+  t.false((await actions()).includes('unread'), 'nothing was done');
+  t.is((await d.request('POST', `/api/${id}/chats/${chat}/unread`, { key, json: {} })).status, 200);
+  t.is((await d.request('POST', `/api/${id}/chats/${chat}/unread`, { key })).status, 200);
+  t.is((await d.request('DELETE', `/api/${id}/webhook`, { key, json: { really: true } })).status, 400);
+});
