@@ -20,11 +20,13 @@ const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-authenticate', 'p
 const WAIT_FOR_OWNER_MS = 3_000;
 
 /**
- * How long the owner may take to start answering a forwarded request: a node that stalled (its
- * process stopped) accepts connections but answers nothing; the client hears INSTANCE_MOVING
- * instead of waiting, and the instance moves once the lease runs out.
+ * A forwarded request waits for the owner's answer as long as the owner keeps its lease (a send may
+ * wait its turn in the pacing queue), checked this often, and at most OWNER_ANSWER_MAX_MS.
  */
-const OWNER_ANSWER_MS = 10_000;
+const OWNER_CHECK_MS = 1_000;
+const OWNER_ANSWER_MAX_MS = 120_000;
+/** How long reaching the owner may take; failing to reach it means nothing happened there. */
+const OWNER_CONNECT_MS = 5_000;
 
 export interface ForwardingParts {
   nodeId: string;
@@ -87,7 +89,8 @@ export function forwardingMiddleware(parts: ForwardingParts): Middleware {
     }
     if (owner === null) return moving(parts);
     parts.counters.forwarded += 1;
-    await proxy(ctx, owner, parts);
+    const target = owner;
+    await proxy(ctx, owner, parts, () => ownerOf(parts, id) === target);
     return undefined;
   };
 }
@@ -104,7 +107,14 @@ function ownerOf(parts: ForwardingParts, id: string): string | null {
   return parts.leases.urlOf(lease.ownerNode);
 }
 
-function proxy(ctx: Parameters<Middleware>[0], ownerUrl: string, parts: ForwardingParts): Promise<void> {
+/**
+ * Passes the request to the owner and its answer back. Not reaching the owner (refused, no
+ * connection within OWNER_CONNECT_MS) is INSTANCE_MOVING: the owner never saw the request, so
+ * nothing happened and the client may try again. Once the owner has the request, the answer is
+ * waited for while it keeps its lease; if it loses the lease first (it stalled or died), what it
+ * did is unknown: OWNER_NO_ANSWER, never INSTANCE_MOVING (a retry could send a message twice).
+ */
+function proxy(ctx: Parameters<Middleware>[0], ownerUrl: string, parts: ForwardingParts, stillOwner: () => boolean): Promise<void> {
   const target = new URL(ctx.originalUrl, ownerUrl);
   const headers: Record<string, string | string[]> = {};
   for (const [name, value] of Object.entries(ctx.req.headers as IncomingHttpHeaders)) if (value !== undefined && !HOP_BY_HOP.has(name)) headers[name] = value;
@@ -113,9 +123,28 @@ function proxy(ctx: Parameters<Middleware>[0], ownerUrl: string, parts: Forwardi
   if (parts.control.has(ctx.req)) headers[TRUSTED_HEADER] = 'control';
   const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => upstream.destroy(new Error(`no answer from ${target.origin} within ${OWNER_ANSWER_MS} ms`)), OWNER_ANSWER_MS);
-    const upstream = send(target, { method: ctx.method, headers }, (res) => {
-      clearTimeout(timer);
+    let connected = false;
+    let why: string | null = null;
+    const started = Date.now();
+    const stop = (reason: string): void => {
+      why = reason;
+      upstream.destroy(new Error(reason));
+    };
+    const connectTimer = setTimeout(() => {
+      if (!connected) stop(`no connection to ${target.origin} within ${OWNER_CONNECT_MS} ms`);
+    }, OWNER_CONNECT_MS);
+    const watch = setInterval(() => {
+      if (!stillOwner()) stop(`${target.origin} lost the instance's lease before answering`);
+      else if (Date.now() - started > OWNER_ANSWER_MAX_MS) stop(`no answer from ${target.origin} within ${OWNER_ANSWER_MAX_MS} ms`);
+    }, OWNER_CHECK_MS);
+    const done = (): void => {
+      clearTimeout(connectTimer);
+      clearInterval(watch);
+    };
+    // A connection of its own: a reused keep-alive socket that the owner had closed would fail after
+    // `connected`, making a request the owner never saw look like one it may have carried out.
+    const upstream = send(target, { method: ctx.method, headers, agent: false }, (res) => {
+      done();
       ctx.status = res.statusCode ?? 502;
       for (const [name, value] of Object.entries(res.headers)) if (value !== undefined && !HOP_BY_HOP.has(name)) ctx.set(name, value);
       ctx.body = res;
@@ -123,10 +152,18 @@ function proxy(ctx: Parameters<Middleware>[0], ownerUrl: string, parts: Forwardi
       ctx.req.once('close', () => res.destroy());
       resolve();
     });
+    upstream.on('socket', (socket) => {
+      if (!socket.connecting) connected = true;
+      else socket.once('connect', () => (connected = true));
+    });
     upstream.on('error', (err) => {
-      clearTimeout(timer);
-      parts.logger.warn({ err: err.message, owner: target.origin }, 'forwarding to the owner node failed');
-      reject(new GatewayError('INSTANCE_MOVING', 'the node that owns the instance did not answer; retry shortly', { retryAfter: 2, cause: err }));
+      done();
+      parts.logger.warn({ err: why ?? err.message, owner: target.origin, connected }, 'forwarding to the owner node failed');
+      if (!connected) {
+        reject(new GatewayError('INSTANCE_MOVING', 'the node that owns the instance could not be reached; retry shortly (nothing was sent or charged)', { retryAfter: 2, cause: err }));
+      } else {
+        reject(new GatewayError('OWNER_NO_ANSWER', 'the node that runs the instance took the request but did not answer (it stopped or lost the instance); it may have been carried out: check before trying again', { cause: err }));
+      }
     });
     ctx.req.pipe(upstream);
   });

@@ -54,6 +54,12 @@ export const ERROR_TABLE = {
   /** The instance is moving to another node (several hosts): retry after Retry-After; nothing was sent or charged. */
   INSTANCE_MOVING: { status: 503, exit: 1, expose: true },
   /**
+   * Several hosts: the node that runs the instance took the request and lost its lease before it
+   * answered. Whether it was carried out is unknown: look (GET /api/{id}/messages/{messageId}, the
+   * chat, the webhook) before doing it again.
+   */
+  OWNER_NO_ANSWER: { status: 504, exit: 1, expose: true },
+  /**
    * The message was sent (its messageId is in the error body) but its debit or record could not be
    * stored yet (a full disk): do not send it again. The debit is written once the disk takes it.
    */

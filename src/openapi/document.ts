@@ -40,7 +40,7 @@ function impliedErrors(def: RouteDef): ErrorCode[] {
   if (def.multipartOrJson) out.push('INVALID_JSON');
   if (def.query) out.push('INVALID_FIELD');
   // Several hosts: a request about an instance that is moving to another node.
-  if (/:id\b/.test(def.path)) out.push('INSTANCE_MOVING');
+  if (/:id\b/.test(def.path)) out.push('INSTANCE_MOVING', 'OWNER_NO_ANSWER');
   return out;
 }
 
