@@ -168,9 +168,10 @@ test('kill -9 while the audit log is copied, then the same command again: each e
   t.timeout(240_000);
   const dataDir = await scratch(t);
   const db = await database(t);
-  const fixture = await writeFilesFixture(dataDir, { instances: 2, messages: 4, media: 0, extraAudit: 3_500 });
+  const fixture = await writeFilesFixture(dataDir, { instances: 2, messages: 4, media: 0, extraAudit: 20_000 });
 
-  // Killed once a page of the log is in the database, before the log is marked copied.
+  // Killed once a page of the log is in the database, before the log is marked copied (20 pages: a step
+  // that runs long on a loaded machine still leaves most of it to copy).
   const killed = await migrateKilledWhen(dataDir, db.url, /^Migrating 2 instances$/m, async (c) => {
     const r = await c.query<{ n: number }>('SELECT count(*)::int AS n FROM audit');
     return (r.rows[0]?.n ?? 0) >= 1_000;

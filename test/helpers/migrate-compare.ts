@@ -29,12 +29,18 @@ async function bytesOf(storage: Storage, id: string, messageId: string): Promise
 /** The files engine's chats carry their message ids too; the port's summary is the rest. */
 const summary = (c: ChatSummary): ChatSummary => ({ chatId: c.chatId, ...(c.name !== undefined ? { name: c.name } : {}), isGroup: c.isGroup, lastMessageAt: c.lastMessageAt, unread: c.unread });
 
-/** Every entry a query finds, newest first, read in pages of 7 (so their cursors are exercised too). */
+/**
+ * Every entry a query finds, newest first, read in pages of 7 at first (so their cursors are exercised
+ * too) that double up to 500: the files engine reads its log from the start for each page, so a long
+ * log (the 20,000-entry kill test) in pages of 7 took minutes.
+ */
 async function allAudit(storage: Storage, q: Omit<AuditQuery, 'limit' | 'cursor'> = {}): Promise<AuditEntry[]> {
   const out: AuditEntry[] = [];
   let cursor: string | undefined;
+  let limit = 7;
   do {
-    const page = await storage.audit.query({ ...q, limit: 7, ...(cursor !== undefined ? { cursor } : {}) });
+    const page = await storage.audit.query({ ...q, limit, ...(cursor !== undefined ? { cursor } : {}) });
+    limit = Math.min(500, limit * 2);
     out.push(...page.entries);
     cursor = page.nextCursor ?? undefined;
   } while (cursor !== undefined);

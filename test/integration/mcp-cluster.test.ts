@@ -11,6 +11,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { startGatewayCluster } from '../helpers/cluster.js';
+import { waitFor } from '../helpers/daemon.js';
 
 test('an MCP client on a node that does not run the instance is served by its owner, and a send is debited once', async (t) => {
   t.timeout(120_000);
@@ -36,7 +37,8 @@ test('an MCP client on a node that does not run the instance is served by its ow
   const log = await cluster.request(owner, 'GET', `/api/${id}/sandbox/sent`, { key });
   t.deepEqual((log.body.messages as Array<{ messageId: string; message?: string }>).map((m) => [m.messageId, m.message]), [[sent.structuredContent?.messageId, 'via the other node']]);
   t.is((await cluster.request(other, 'GET', `/api/instances/${id}`, { secret: cluster.secret })).body.credits, 4);
-  t.regex(cluster.output(owner), /"route":"\/api\/:id\/mcp"/, 'the owner answered the MCP requests');
+  // A request's log line is written once its answer has gone out, which may be after the client read it.
+  await waitFor(() => /"route":"\/api\/:id\/mcp"/.test(cluster.output(owner)), 10_000, 'the owner answered the MCP requests');
   t.notRegex(cluster.output(other), /"route":"\/api\/:id\/mcp"/, 'the other node only passed them on');
 
   const wrong = await cluster.request(other, 'POST', `/api/${id}/mcp`, {
