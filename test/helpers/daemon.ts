@@ -80,6 +80,11 @@ export interface TestDaemonOptions {
   logger?: Logger;
 }
 
+function isStaleSocket(err: unknown): boolean {
+  const code = (err as { cause?: { code?: unknown } } | null)?.cause?.code;
+  return err instanceof TypeError && (code === 'UND_ERR_SOCKET' || code === 'ECONNRESET');
+}
+
 export async function request(base: string, method: string, path: string, options: RequestOptions = {}): Promise<ApiResponse> {
   const headers: Record<string, string> = { ...options.headers };
   if (options.key !== undefined) headers['x-api-key'] = options.key;
@@ -90,7 +95,18 @@ export async function request(base: string, method: string, path: string, option
     headers['content-type'] ??= 'application/json';
   }
   const signal = AbortSignal.timeout(options.timeoutMs ?? 60_000);
-  const res = await fetch(base + path, { method, headers, signal, ...(body !== undefined ? { body } : {}) });
+  const init = { method, headers, signal, ...(body !== undefined ? { body } : {}) };
+  let res: Response;
+  try {
+    res = await fetch(base + path, init);
+  } catch (err) {
+    // A pooled keep-alive socket that the daemon closed as idle (5 s) while this process was too
+    // busy to notice (a loaded machine; seen once in a whole Node 24 suite run) fails at once with
+    // the socket closed. The daemon closes only idle sockets, so the request was not taken: it is
+    // sent once more (a daemon that died mid-request fails the second try too).
+    if (!isStaleSocket(err)) throw err;
+    res = await fetch(base + path, init);
+  }
   const text = await res.text();
   let parsed: unknown = text;
   try {
