@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 const require = createRequire(import.meta.url);
 const AUTOCANNON = require.resolve('autocannon/autocannon.js');
@@ -31,6 +32,102 @@ export async function autocannon(url: string, options: { connections: number; se
   });
   const r = JSON.parse(out) as { requests: { average: number; total: number }; latency: { p50: number; p99: number }; non2xx: number; errors: number };
   return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, total: r.requests.total, non2xx: r.non2xx, errors: r.errors };
+}
+
+// ---- the client's view: load from bench/load.ts, webhooks received by bench/webhook-receiver.ts,
+// each in its own process ------------------------------------------------------------------------
+
+export interface LoadSpec {
+  kind: 'send' | 'inbound';
+  url: string;
+  headers?: Record<string, string>;
+  connections: number;
+  /** Run for this long... */
+  seconds?: number;
+  /** ...or send exactly this many (a burst). */
+  amount?: number;
+  /** Requests per second over all connections (absent: as fast as answered). */
+  rate?: number;
+  /** `send`: distinct recipients. */
+  phones?: number;
+  /** `inbound`: distinct senders (chats). */
+  chats?: number;
+}
+
+export interface LoadReport {
+  rps: number;
+  p50: number;
+  p99: number;
+  total: number;
+  non2xx: number;
+  errors: number;
+  startedAt: number;
+  firstAcceptedAt: number;
+}
+
+
+const LOAD = fileURLToPath(new URL('./load.ts', import.meta.url));
+const RECEIVER = fileURLToPath(new URL('./webhook-receiver.ts', import.meta.url));
+
+/** bench/load.ts in its own process: autocannon with a body per request (varied phones or chats). */
+export function runLoad(spec: LoadSpec): Promise<LoadReport> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import=tsx', LOAD, JSON.stringify(spec)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => (code === 0 ? resolve(JSON.parse(out) as LoadReport) : reject(new Error(`load (${spec.kind}) exited ${code}`))));
+  });
+}
+
+/** What bench/webhook-receiver.ts counted since its last reset (times are wall clock, ms). */
+export interface ReceiverStats {
+  /** message.received events, duplicates included. */
+  received: number;
+  /** Distinct message texts. */
+  unique: number;
+  firstAt: number;
+  lastAt: number;
+  /** Signed deliveries whose signature did not verify (must be 0). */
+  badSignatures: number;
+  /** With `detail`, per event whose text carries the client's send time (`chat:n:sentAtMs`): receipt minus send, ms. */
+  latencies: number[];
+  /** With `detail`: each distinct text once, in order of first receipt, with its count. */
+  texts?: Array<[string, number]>;
+}
+
+export interface Receiver {
+  /** Listens (on `port`, or a free one) and returns the port. */
+  listen(port?: number): Promise<number>;
+  close(): Promise<void>;
+  reset(): Promise<void>;
+  stats(detail?: boolean): Promise<ReceiverStats>;
+  stop(): Promise<void>;
+}
+
+/** The webhook receiver in its own process, driven over IPC; `secret`: verify every signature with it. */
+export async function startReceiver(secret: string | null): Promise<Receiver> {
+  const child = spawn(process.execPath, ['--import=tsx', RECEIVER, secret ?? ''], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  let next = 1;
+  const pending = new Map<number, (value: unknown) => void>();
+  child.on('message', (m: { id: number; value: unknown }) => {
+    pending.get(m.id)?.(m.value);
+    pending.delete(m.id);
+  });
+  const call = <T>(cmd: string, arg?: unknown): Promise<T> =>
+    new Promise((resolve) => {
+      const id = next++;
+      pending.set(id, resolve as (value: unknown) => void);
+      child.send({ id, cmd, arg });
+    });
+  await call('ping');
+  return {
+    listen: (port) => call<number>('listen', port ?? 0),
+    close: () => call<void>('close'),
+    reset: () => call<void>('reset'),
+    stats: (detail = false) => call<ReceiverStats>('stats', detail),
+    stop: () => stop(child),
+  };
 }
 
 export interface Proc {
