@@ -7,7 +7,7 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { initDataDir, rssMb, startGateway, startReceiver } from './lib.js';
-import { CHATS, CONNECTIONS, koaRps, PHONES, sendLoad, webhookLoad } from './measure.js';
+import { CHATS, CONNECTIONS, koaRps, PHONES, sendLoad, WARMUP_SECONDS, webhookLoad } from './measure.js';
 import { formatTable, judge } from './budget-table.js';
 import { seedStore } from './seed.js';
 import { sessionsBench } from './sessions.js';
@@ -43,6 +43,18 @@ async function koaBaseline(): Promise<number> {
   return r.rps;
 }
 
+/**
+ * The Koa baseline right before and right after the debited send run, averaged: on a shared
+ * machine a baseline taken once, a minute away from the run it divides, moved the ratio by more
+ * than the change being measured.
+ */
+async function bracketed<T>(sends: () => Promise<T>): Promise<{ koa: number; debited: T }> {
+  const before = await koaBaseline();
+  const debited = await sends();
+  const after = await koaBaseline();
+  return { koa: (before + after) / 2, debited };
+}
+
 /** Sends through a connected sandbox instance in a store of `count` instances. */
 async function sendRun(count: number, premium = false): Promise<{ rps: number; p99: number; startupMs: number; rss: number; total: number; dataDir: string }> {
   const dataDir = await freshDataDir();
@@ -59,13 +71,13 @@ async function sendRun(count: number, premium = false): Promise<{ rps: number; p
     if (tries >= 200) throw new Error(`the sandbox instance did not connect: ${scan.status} ${JSON.stringify(body)}`);
     await new Promise((r) => setTimeout(r, 50));
   }
-  const { run: r } = await sendLoad(`http://127.0.0.1:${gw.port}`, inst.id, inst.key, SECONDS);
+  const { warmup, run: r } = await sendLoad(`http://127.0.0.1:${gw.port}`, inst.id, inst.key, SECONDS);
   const rss = Math.max(rssStart, await rssMb(gw.child.pid!));
   await gw.stop();
   const disk = await new CreditStore(dataDir, UNGUARDED).read(inst.id);
   if (r.non2xx > 0 || r.errors > 0) throw new Error(`send run had ${r.non2xx} non-2xx answers and ${r.errors} errors`);
   if (!premium && disk.spent < r.total) throw new Error(`only ${disk.spent} credits debited for ${r.total} sends`);
-  log(`send (${count} instances${premium ? ', premium: nothing to debit' : ''}): ${Math.round(r.rps)} req/s, p99 ${r.p99} ms, start ${gw.startupMs} ms, rss ${rss} MiB, ${disk.spent} credits debited on disk`);
+  log(`send (${count} instances${premium ? ', premium: nothing to debit' : ''}): ${Math.round(r.rps)} req/s (cold, the first ${WARMUP_SECONDS} s: ${Math.round(warmup.rps)}), p99 ${r.p99} ms, start ${gw.startupMs} ms, rss ${rss} MiB, ${disk.spent} credits debited on disk`);
   return { rps: r.rps, p99: r.p99, startupMs: gw.startupMs, rss, total: r.total, dataDir };
 }
 
@@ -240,15 +252,13 @@ async function main(): Promise<void> {
     return;
   }
   if (process.env.BENCH_ONLY === 'sends') {
-    const koa = await koaBaseline();
-    const debited = await sendRun(10);
+    const { koa, debited } = await bracketed(() => sendRun(10));
     const premiumOnly = await sendRun(10, true);
     for (const r of [debited, premiumOnly]) await rm(r.dataDir, { recursive: true, force: true });
     report({ koa_rps: Math.round(koa), send_rps: Math.round(debited.rps), send_vs_koa: Math.round((debited.rps / koa) * 1000) / 1000, send_p99_ms: debited.p99, send_premium_vs_koa: Math.round((premiumOnly.rps / koa) * 1000) / 1000 });
     return;
   }
-  const koaRps = await koaBaseline();
-  const ten = await sendRun(10);
+  const { koa: koaRps, debited: ten } = await bracketed(() => sendRun(10));
   const tenK = await sendRun(10_000);
   // Not a budget: separates the HTTP stack's cost from the durable debit's.
   const premium = await sendRun(10, true);
