@@ -53,7 +53,7 @@ export async function busyInstance(daemon: { url: string; secret: string }, cred
 
 /** `send_vs_koa_busy` and its parts (`busyBench` checks the debits). */
 export async function sendVsKoaBusy(target: BusyTarget, seconds: number, log: (line: string) => void): Promise<Record<string, number>> {
-  const koa = await koaRps(seconds);
+  const { run: koa } = await koaRps(seconds);
   const { warmup, run } = await sendLoad(target.url, target.instanceId, target.apiKey, seconds);
   if (run.non2xx > 0 || run.errors > 0 || warmup.non2xx > 0) throw new Error(`busy send run had ${run.non2xx + warmup.non2xx} non-2xx answers and ${run.errors} errors`);
   log(`busy host: koa ${Math.round(koa.rps)} req/s; send ${Math.round(run.rps)} req/s, p99 ${run.p99} ms`);

@@ -16,14 +16,14 @@ export const WARMUP_SECONDS = 2;
 
 const KOA = fileURLToPath(new URL('./koa-baseline.ts', import.meta.url));
 
-/** The send load (PHONES recipients, 50 connections) against the bare Koa handler in its own process: req/s. */
-export async function koaRps(seconds: number): Promise<LoadReport> {
+/** The send load (PHONES recipients, 50 connections) against the bare Koa handler in its own process, after a warm-up. */
+export async function koaRps(seconds: number): Promise<{ warmup: LoadReport; run: LoadReport }> {
   const child = spawn(process.execPath, ['--import=tsx', KOA], { stdio: ['ignore', 'pipe', 'inherit'] });
   const port = await new Promise<number>((resolve) => child.stdout.once('data', (d: Buffer) => resolve((JSON.parse(d.toString()) as { port: number }).port)));
   try {
     const spec: LoadSpec = { kind: 'send', url: `http://127.0.0.1:${port}/send`, connections: CONNECTIONS, phones: PHONES };
-    await runLoad({ ...spec, seconds: WARMUP_SECONDS });
-    return await runLoad({ ...spec, seconds });
+    const warmup = await runLoad({ ...spec, seconds: WARMUP_SECONDS });
+    return { warmup, run: await runLoad({ ...spec, seconds }) };
   } finally {
     await stop(child);
   }
