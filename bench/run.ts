@@ -2,8 +2,9 @@
  * `npm run bench`: the gateway and a baseline, in the same run on the same machine, reported as
  * ratios. Every send is a real, durable, debited send. Then one JSON line, then a table
  * `KEY | value | budget | PASS/MISS` of every budgeted key (bench/budgets.ts); BENCH_STRICT=1 exits 1
- * on a MISS. BENCH_ONLY=sends|webhooks|cluster runs one part (BENCH_BACKLOG=0: webhooks without
- * the offline backlog); BENCH_PHONES / BENCH_CHATS change the recipients / inbound chats.
+ * on a MISS. BENCH_ONLY=sends|webhooks|cluster|busy runs one part (busy: bench/busy.ts against a
+ * daemon with no sessions; BENCH_BACKLOG=0: webhooks without the offline backlog). BENCH_PHONES /
+ * BENCH_CHATS change the recipients of the sends / the chats of the inbound events.
  *
  * What this bench measured differently from what a client sees ("Performance, round 2", item 1:
  * an independent autocannon harness saw send_vs_koa 0.32 when the bench said 0.48, and 1,181
@@ -62,6 +63,7 @@ import { initDataDir, rssMb, startGateway, startReceiver } from './lib.js';
 import { CHATS, CONNECTIONS, koaRps, PHONES, sendLoad, WARMUP_SECONDS, webhookLoad } from './measure.js';
 import { formatTable, judge } from './budget-table.js';
 import { seedStore } from './seed.js';
+import { busyBench } from './busy.js';
 import { sessionsBench } from './sessions.js';
 import { clusterBench } from './cluster.js';
 import { CreditStore } from '../src/storage/files/credits.js';
@@ -301,6 +303,19 @@ async function main(): Promise<void> {
   if (process.env.BENCH_ONLY === 'cluster') {
     const koa = await koaBaseline();
     report({ ...(await clusterBench(BIN, log, koa, SECONDS)) });
+    return;
+  }
+  if (process.env.BENCH_ONLY === 'busy') {
+    // bench/busy.ts against a daemon with no sessions: checks its path end to end, and gives the
+    // figures the busy-host ones are read against.
+    const { dataDir, secret } = await initDataDir(BIN, (c) => (c.webhooks.allowPrivateTargets = true));
+    const gw = await startGateway(BIN, dataDir);
+    try {
+      report(await busyBench({ url: `http://127.0.0.1:${gw.port}`, secret }, SECONDS, log));
+    } finally {
+      await gw.stop();
+      await rm(dataDir, { recursive: true, force: true });
+    }
     return;
   }
   if (process.env.BENCH_ONLY === 'sends') {
