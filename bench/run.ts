@@ -282,7 +282,8 @@ function backlogKeys(b: Awaited<ReturnType<typeof backlogRun>>): Record<string, 
 function report(result: Record<string, number>): void {
   log(JSON.stringify(result));
   const rows = judge(result);
-  for (const line of formatTable(rows)) log(line);
+  if (rows.length === 0) log('(no budgeted key in this run)');
+  else for (const line of formatTable(rows)) log(line);
   const misses = rows.filter((r) => !r.pass).map((r) => r.key);
   if (process.env.BENCH_STRICT === '1' && misses.length > 0) {
     process.stderr.write(`bench: ${misses.length} budget(s) missed: ${misses.join(', ')}\n`);
@@ -335,11 +336,12 @@ async function main(): Promise<void> {
   await rm(premium.dataDir, { recursive: true, force: true });
   const webhooks = await webhookRun();
   const backlog = await backlogRun();
-  // TODO(sessions helper): once bench/sessions.ts takes options, take the busy-host figures while
-  // its N sessions are connected, and drop this comment:
-  //   const sessions = await sessionsBench(BIN, log, { n: 1000, onConnected: (daemon) => busyBench(daemon, SECONDS, log) });
-  // (`busyBench` from ./busy.js; its daemon's config needs webhooks.allowPrivateTargets.) Until
-  // then send_vs_koa_busy and webhook_eps_busy are absent.
+  // TODO(busy host, item 2): bench/sessions.ts on this branch takes no options yet. Once it takes
+  // `{ n, onConnected }` (branch h-sess), replace the line below with
+  //   const sessions: Record<string, number> = { ...(await sessionsBench(BIN, log, { onConnected: (daemon) => busyBench(daemon, SECONDS, log) })) };
+  // and add `c.webhooks.allowPrivateTargets = true` to its initDataDir patch (the receiver is on
+  // 127.0.0.1; without it webhook_eps_busy is logged as not measured). Until then
+  // send_vs_koa_busy and webhook_eps_busy are absent; BENCH_ONLY=busy gives them with no sessions.
   const sessions: Record<string, number> = { ...(await sessionsBench(BIN, log)) };
   const cluster = await clusterBench(BIN, log, koaRps, SECONDS);
   const result = {
