@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, openSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
@@ -143,9 +144,17 @@ export async function rssMb(pid: number): Promise<number> {
   return Math.round((kb / 1024) * 10) / 10;
 }
 
+/**
+ * Where the daemon's log (its stdout) goes: `ignore` (/dev/null), `file` (daemon-stdout.log in its
+ * data dir, as `gateway start >> file`), `pipe` (read and dropped by the bench, as a supervisor
+ * such as journald reads it).
+ */
+export type DaemonStdout = 'ignore' | 'file' | 'pipe';
+
 /** The built daemon as `npm run bench` runs it: BENCH_NODE_ARGS passed to node (e.g. --cpu-prof), log level info. */
 export function startGateway(bin: string, dataDir: string): Promise<DaemonProc> {
-  return startDaemon(bin, dataDir, { nodeArgs: process.env.BENCH_NODE_ARGS ? process.env.BENCH_NODE_ARGS.split(' ') : [], logLevel: 'info' });
+  const stdout = (process.env.BENCH_DAEMON_STDOUT ?? 'ignore') as DaemonStdout;
+  return startDaemon(bin, dataDir, { nodeArgs: process.env.BENCH_NODE_ARGS ? process.env.BENCH_NODE_ARGS.split(' ') : [], logLevel: 'info', stdout });
 }
 
 export function stop(child: ChildProcess): Promise<void> {
@@ -194,10 +203,16 @@ export interface DaemonProc extends Proc {
 }
 
 /** The built daemon as a child process with extra environment and node flags (`--inspect=127.0.0.1:0` with `inspect`). */
-export async function startDaemon(bin: string, dataDir: string, options: { env?: Record<string, string>; nodeArgs?: string[]; inspect?: boolean; logLevel?: string } = {}): Promise<DaemonProc> {
+export async function startDaemon(bin: string, dataDir: string, options: { env?: Record<string, string>; nodeArgs?: string[]; inspect?: boolean; logLevel?: string; stdout?: DaemonStdout } = {}): Promise<DaemonProc> {
   const spawnedAt = performance.now();
   const args = [...(options.nodeArgs ?? []), ...(options.inspect ? ['--inspect=127.0.0.1:0'] : []), bin, '--data-dir', dataDir, 'start', '--port', '0', '--log-level', options.logLevel ?? 'warn'];
-  const child = spawn(process.execPath, args, { env: { ...process.env, ...options.env }, stdio: ['ignore', 'ignore', 'pipe'] });
+  const out = options.stdout ?? 'ignore';
+  const fd = out === 'file' ? openSync(join(dataDir, 'daemon-stdout.log'), 'a') : null;
+  const stdoutIo: number | 'ignore' | 'pipe' = fd ?? (out === 'pipe' ? 'pipe' : 'ignore');
+  const child: ChildProcess = spawn(process.execPath, args, { env: { ...process.env, ...options.env }, stdio: ['ignore', stdoutIo, 'pipe'] });
+  if (fd !== null) closeSync(fd);
+  // Read and dropped, as a supervisor reading the daemon's log would (without parsing it).
+  if (out === 'pipe') child.stdout!.resume();
   let err = '';
   let inspectorUrl: string | null = null;
   child.stderr!.on('data', (d: Buffer) => {
