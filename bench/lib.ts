@@ -151,9 +151,10 @@ export async function rssMb(pid: number): Promise<number> {
  */
 export type DaemonStdout = 'ignore' | 'file' | 'pipe';
 
-/** The built daemon as `npm run bench` runs it: BENCH_NODE_ARGS passed to node (e.g. --cpu-prof), log level info. */
+/** The built daemon as `npm run bench` runs it: BENCH_NODE_ARGS passed to node (e.g. --cpu-prof), log level info, its log to a file (BENCH_DAEMON_STDOUT). */
 export function startGateway(bin: string, dataDir: string): Promise<DaemonProc> {
-  const stdout = (process.env.BENCH_DAEMON_STDOUT ?? 'ignore') as DaemonStdout;
+  // A client's daemon logs somewhere: to a file by default, not /dev/null.
+  const stdout = (process.env.BENCH_DAEMON_STDOUT ?? 'file') as DaemonStdout;
   return startDaemon(bin, dataDir, { nodeArgs: process.env.BENCH_NODE_ARGS ? process.env.BENCH_NODE_ARGS.split(' ') : [], logLevel: 'info', stdout });
 }
 

@@ -31,24 +31,32 @@
  *    taken right before and right after the debited run and averaged (`bracketed`). The Koa
  *    handler itself already was what the harness used (own process, reads and parses the body).
  * 4. Warm-up: both the baseline and the gateway get 2 s of load first (a daemon in production is
- *    warm); the harness had none. The send line now shows those cold 2 s beside the measured run.
+ *    warm); the harness had none. The send and Koa lines now show those cold 2 s beside the
+ *    measured run: premium sends 3,336 then 8,336/s, 1,900 then 9,845/s; Koa 11,024 then 17,888,
+ *    12,129 then 20,124. A 10 s run with no warm-up would put the ratio about 5 to 9 % lower (the
+ *    gateway warms up more slowly than the bare handler): part of 0.48 vs 0.32, not all of it.
+ * 5. The daemon's log (stdout, a line per request at info) went to /dev/null; a client's goes to a
+ *    file or a supervisor. Now to daemon-stdout.log in its data dir (BENCH_DAEMON_STDOUT=file, the
+ *    default; `ignore` and `pipe` (read and dropped) for comparison). Paired, 2 rounds:
+ *    send_vs_koa ignore 0.280/0.167, file 0.247/0.226, pipe 0.242/0.213: no difference visible
+ *    above the noise.
  * Old vs new bench, paired: send_vs_koa 0.069/0.228/0.172 (old) vs 0.172/0.167/0.226 (new); on
  *    this machine debited sends wait on fdatasync of a disk the other work also writes, which
  *    swamps every factor above (901 to 3,706 sends/s in the same configuration).
  *
  * Webhooks
- * 5. Chats: the burst came from 500 senders (20 connections), the harness's from 100. Per-chat
- *    order is kept, so fewer chats means fewer lanes delivering at once. Now 100 (BENCH_CHATS),
+ * 6. Chats: the burst came from 500 senders (20 connections), the harness's from 100. Deliveries
+ *    keep each chat's order, so fewer chats can mean fewer deliveries in flight at once. Now 100 (BENCH_CHATS),
  *    50 connections. Paired, new vs new with BENCH_CHATS=500: 857/677/494 vs 771/836/692 events/s.
- * 6. The receiver ran in the bench's own process and trusted every delivery. Now
+ * 7. The receiver ran in the bench's own process and trusted every delivery. Now
  *    bench/webhook-receiver.ts, its own process, reads the whole body, verifies the Standard
  *    Webhooks signature (a bad one fails the run) and parses the JSON, as a client's receiver
  *    must.
- * 7. The clock: eps counted from the first delivery to the last, leaving out the time from the
+ * 8. The clock: eps counted from the first delivery to the last, leaving out the time from the
  *    client's first accepted inbound call to the first delivery. Now from the load generator's
  *    first 2xx (wall clock, same machine) to the receiver's last receipt. Small on a burst of
  *    2,000: 1,120 vs 1,119 events/s in the first run; 494 vs 511 in the most loaded one.
- * 8. The p99 at 500/s started at the daemon's own timestamp in the event (after the inbound call
+ * 9. The p99 at 500/s started at the daemon's own timestamp in the event (after the inbound call
  *    reached it); now at the client's call (the send time is in the message text). Paired p50:
  *    old 10/9/7 ms vs new 22/22/26 ms (the inbound call's own time, and 50 connections vs 20).
  * Old vs new bench, paired: webhook_eps 374/591/572 (old, first to last) vs 857/677/494 (new).
