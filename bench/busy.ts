@@ -19,6 +19,8 @@ export interface BusyTarget {
   url: string;
   instanceId: string;
   apiKey: string;
+  /** Instances `busyInstance` created, deleted again by `busyBench`. */
+  created?: string[];
 }
 
 const round3 = (n: number): number => Math.round(n * 1000) / 1000;
@@ -38,7 +40,7 @@ export async function busyInstance(daemon: { url: string; secret: string }, cred
   const owner = `bench-busy-${Date.now()}`;
   const create = (body: Record<string, unknown>) =>
     fetch(`${daemon.url}/api/instances/create`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-secret': daemon.secret }, body: JSON.stringify(body) });
-  await json(await create({ owner, sandbox: true, name: 'bench-busy-trial' }), 'creating the trial instance');
+  const trial = await json<{ instanceId: string }>(await create({ owner, sandbox: true, name: 'bench-busy-trial' }), 'creating the trial instance');
   const inst = await json<{ instanceId: string; apiKey: string; premium: boolean }>(await create({ owner, sandbox: true, name: 'bench-busy', credits }), 'creating the busy instance');
   if (inst.premium) throw new Error('the busy instance is premium: its sends would not be debited');
   for (let tries = 0; ; tries++) {
@@ -48,7 +50,7 @@ export async function busyInstance(daemon: { url: string; secret: string }, cred
     if (tries >= 200) throw new Error(`the busy sandbox instance did not connect: ${scan.status} ${JSON.stringify(body)}`);
     await new Promise((r) => setTimeout(r, 50));
   }
-  return { url: daemon.url, instanceId: inst.instanceId, apiKey: inst.apiKey };
+  return { url: daemon.url, instanceId: inst.instanceId, apiKey: inst.apiKey, created: [trial.instanceId, inst.instanceId] };
 }
 
 /** `send_vs_koa_busy` and its parts (`busyBench` checks the debits). */
@@ -86,6 +88,15 @@ export async function webhookEpsBusy(target: BusyTarget, seconds: number, log: (
 /** Everything above against a running daemon: the `onConnected` of the sessions bench. */
 export async function busyBench(daemon: { url: string; secret: string }, seconds: number, log: (line: string) => void): Promise<Record<string, number>> {
   const target = await busyInstance(daemon);
+  try {
+    return await measureBusy(daemon, target, seconds, log);
+  } finally {
+    // Whatever the sessions bench measures next (reconnect rounds, heap) sees the daemon as it was.
+    for (const id of target.created ?? []) await fetch(`${daemon.url}/api/instances/${id}`, { method: 'DELETE', headers: { 'x-api-secret': daemon.secret } }).then((r) => r.arrayBuffer());
+  }
+}
+
+async function measureBusy(daemon: { url: string; secret: string }, target: BusyTarget, seconds: number, log: (line: string) => void): Promise<Record<string, number>> {
   const credits = async () => (await json<{ credits: number }>(await fetch(`${daemon.url}/api/instances/${target.instanceId}`, { headers: { 'x-api-secret': daemon.secret } }), 'reading credits')).credits;
   const before = await credits();
   const sends = await sendVsKoaBusy(target, seconds, log);

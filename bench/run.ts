@@ -28,7 +28,9 @@
  *    before: one pair, not conclusive, but the generator shares the 2 cores).
  * 3. The baseline was taken once, before three send runs, up to a minute before the run it
  *    divides; on this machine consecutive Koa runs differ by up to 50 % (13.9k to 21.4k). Now
- *    taken right before and right after the debited run and averaged (`bracketed`). The Koa
+ *    taken right before and right after the debited run and averaged (`bracketed`);
+ *    `koa_spread_pct` says how far apart the two were (a warning above 25 %: one final check run
+ *    here had Koa at 1,640 and 2,351 req/s during a stall of the machine and said 1.338). The Koa
  *    handler itself already was what the harness used (own process, reads and parses the body).
  * 4. Warm-up: both the baseline and the gateway get 2 s of load first (a daemon in production is
  *    warm); the harness had none. The send and Koa lines now show those cold 2 s beside the
@@ -110,11 +112,15 @@ async function koaBaseline(): Promise<number> {
  * machine a baseline taken once, a minute away from the run it divides, moved the ratio by more
  * than the change being measured.
  */
-async function bracketed<T>(sends: () => Promise<T>): Promise<{ koa: number; debited: T }> {
+async function bracketed<T>(sends: () => Promise<T>): Promise<{ koa: number; koaSpreadPct: number; debited: T }> {
   const before = await koaBaseline();
   const debited = await sends();
   const after = await koaBaseline();
-  return { koa: (before + after) / 2, debited };
+  const koa = (before + after) / 2;
+  // How far apart the two baselines are: the ratio is only as steady as the machine was.
+  const koaSpreadPct = Math.round((Math.abs(before - after) / koa) * 1000) / 10;
+  if (koaSpreadPct > 25) log(`WARNING: the Koa baselines before and after differ by ${koaSpreadPct} %: the machine was not steady, send_vs_koa is unreliable`);
+  return { koa, koaSpreadPct, debited };
 }
 
 /** Sends through a connected sandbox instance in a store of `count` instances. */
@@ -328,13 +334,13 @@ async function main(): Promise<void> {
     return;
   }
   if (process.env.BENCH_ONLY === 'sends') {
-    const { koa, debited } = await bracketed(() => sendRun(10));
+    const { koa, koaSpreadPct, debited } = await bracketed(() => sendRun(10));
     const premiumOnly = await sendRun(10, true);
     for (const r of [debited, premiumOnly]) await rm(r.dataDir, { recursive: true, force: true });
-    report({ koa_rps: Math.round(koa), send_rps: Math.round(debited.rps), send_vs_koa: Math.round((debited.rps / koa) * 1000) / 1000, send_p99_ms: debited.p99, send_premium_vs_koa: Math.round((premiumOnly.rps / koa) * 1000) / 1000 });
+    report({ koa_rps: Math.round(koa), koa_spread_pct: koaSpreadPct, send_rps: Math.round(debited.rps), send_vs_koa: Math.round((debited.rps / koa) * 1000) / 1000, send_p99_ms: debited.p99, send_premium_vs_koa: Math.round((premiumOnly.rps / koa) * 1000) / 1000 });
     return;
   }
-  const { koa: koaRps, debited: ten } = await bracketed(() => sendRun(10));
+  const { koa: koaRps, koaSpreadPct, debited: ten } = await bracketed(() => sendRun(10));
   const tenK = await sendRun(10_000);
   // Not a budget: separates the HTTP stack's cost from the durable debit's.
   const premium = await sendRun(10, true);
@@ -355,6 +361,7 @@ async function main(): Promise<void> {
   const result = {
     send_rps: Math.round(ten.rps),
     koa_rps: Math.round(koaRps),
+    koa_spread_pct: koaSpreadPct,
     send_vs_koa: Math.round((ten.rps / koaRps) * 1000) / 1000,
     send_p99_ms: ten.p99,
     send_premium_rps: Math.round(premium.rps),
