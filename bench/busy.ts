@@ -92,7 +92,11 @@ export async function busyBench(daemon: { url: string; secret: string }, seconds
     return await measureBusy(daemon, target, seconds, log);
   } finally {
     // Whatever the sessions bench measures next (reconnect rounds, heap) sees the daemon as it was.
-    for (const id of target.created ?? []) await fetch(`${daemon.url}/api/instances/${id}`, { method: 'DELETE', headers: { 'x-api-secret': daemon.secret } }).then((r) => r.arrayBuffer());
+    for (const id of target.created ?? []) {
+      const res = await fetch(`${daemon.url}/api/instances/${id}`, { method: 'DELETE', headers: { 'x-api-secret': daemon.secret } });
+      const text = await res.text();
+      if (!res.ok) log(`busy host: could not delete ${id}: ${res.status} ${text.slice(0, 200)}`);
+    }
   }
 }
 
