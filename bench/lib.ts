@@ -1,7 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, openSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 const require = createRequire(import.meta.url);
 const AUTOCANNON = require.resolve('autocannon/autocannon.js');
@@ -33,6 +35,102 @@ export async function autocannon(url: string, options: { connections: number; se
   return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, total: r.requests.total, non2xx: r.non2xx, errors: r.errors };
 }
 
+// ---- the client's view: load from bench/load.ts, webhooks received by bench/webhook-receiver.ts,
+// each in its own process ------------------------------------------------------------------------
+
+export interface LoadSpec {
+  kind: 'send' | 'inbound';
+  url: string;
+  headers?: Record<string, string>;
+  connections: number;
+  /** Run for this long... */
+  seconds?: number;
+  /** ...or send exactly this many (a burst). */
+  amount?: number;
+  /** Requests per second over all connections (absent: as fast as answered). */
+  rate?: number;
+  /** `send`: distinct recipients. */
+  phones?: number;
+  /** `inbound`: distinct senders (chats). */
+  chats?: number;
+}
+
+export interface LoadReport {
+  rps: number;
+  p50: number;
+  p99: number;
+  total: number;
+  non2xx: number;
+  errors: number;
+  startedAt: number;
+  firstAcceptedAt: number;
+}
+
+
+const LOAD = fileURLToPath(new URL('./load.ts', import.meta.url));
+const RECEIVER = fileURLToPath(new URL('./webhook-receiver.ts', import.meta.url));
+
+/** bench/load.ts in its own process: autocannon with a body per request (varied phones or chats). */
+export function runLoad(spec: LoadSpec): Promise<LoadReport> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import=tsx', LOAD, JSON.stringify(spec)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => (code === 0 ? resolve(JSON.parse(out) as LoadReport) : reject(new Error(`load (${spec.kind}) exited ${code}`))));
+  });
+}
+
+/** What bench/webhook-receiver.ts counted since its last reset (times are wall clock, ms). */
+export interface ReceiverStats {
+  /** message.received events, duplicates included. */
+  received: number;
+  /** Distinct message texts. */
+  unique: number;
+  firstAt: number;
+  lastAt: number;
+  /** Signed deliveries whose signature did not verify (must be 0). */
+  badSignatures: number;
+  /** With `detail`, per event whose text carries the client's send time (`chat:n:sentAtMs`): receipt minus send, ms. */
+  latencies: number[];
+  /** With `detail`: each distinct text once, in order of first receipt, with its count. */
+  texts?: Array<[string, number]>;
+}
+
+export interface Receiver {
+  /** Listens (on `port`, or a free one) and returns the port. */
+  listen(port?: number): Promise<number>;
+  close(): Promise<void>;
+  reset(): Promise<void>;
+  stats(detail?: boolean): Promise<ReceiverStats>;
+  stop(): Promise<void>;
+}
+
+/** The webhook receiver in its own process, driven over IPC; `secret`: verify every signature with it. */
+export async function startReceiver(secret: string | null): Promise<Receiver> {
+  const child = spawn(process.execPath, ['--import=tsx', RECEIVER, secret ?? ''], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  let next = 1;
+  const pending = new Map<number, (value: unknown) => void>();
+  child.on('message', (m: { id: number; value: unknown }) => {
+    pending.get(m.id)?.(m.value);
+    pending.delete(m.id);
+  });
+  const call = <T>(cmd: string, arg?: unknown): Promise<T> =>
+    new Promise((resolve) => {
+      const id = next++;
+      pending.set(id, resolve as (value: unknown) => void);
+      child.send({ id, cmd, arg });
+    });
+  await call('ping');
+  return {
+    listen: (port) => call<number>('listen', port ?? 0),
+    close: () => call<void>('close'),
+    reset: () => call<void>('reset'),
+    stats: (detail = false) => call<ReceiverStats>('stats', detail),
+    stop: () => stop(child),
+  };
+}
+
 export interface Proc {
   child: ChildProcess;
   port: number;
@@ -46,9 +144,18 @@ export async function rssMb(pid: number): Promise<number> {
   return Math.round((kb / 1024) * 10) / 10;
 }
 
-/** The built daemon as `npm run bench` runs it: BENCH_NODE_ARGS passed to node (e.g. --cpu-prof), log level info. */
+/**
+ * Where the daemon's log (its stdout) goes: `ignore` (/dev/null), `file` (daemon-stdout.log in its
+ * data dir, as `gateway start >> file`), `pipe` (read and dropped by the bench, as a supervisor
+ * such as journald reads it).
+ */
+export type DaemonStdout = 'ignore' | 'file' | 'pipe';
+
+/** The built daemon as `npm run bench` runs it: BENCH_NODE_ARGS passed to node (e.g. --cpu-prof), log level info, its log to a file (BENCH_DAEMON_STDOUT). */
 export function startGateway(bin: string, dataDir: string): Promise<DaemonProc> {
-  return startDaemon(bin, dataDir, { nodeArgs: process.env.BENCH_NODE_ARGS ? process.env.BENCH_NODE_ARGS.split(' ') : [], logLevel: 'info' });
+  // A client's daemon logs somewhere: to a file by default, not /dev/null.
+  const stdout = (process.env.BENCH_DAEMON_STDOUT ?? 'file') as DaemonStdout;
+  return startDaemon(bin, dataDir, { nodeArgs: process.env.BENCH_NODE_ARGS ? process.env.BENCH_NODE_ARGS.split(' ') : [], logLevel: 'info', stdout });
 }
 
 export function stop(child: ChildProcess): Promise<void> {
@@ -97,10 +204,16 @@ export interface DaemonProc extends Proc {
 }
 
 /** The built daemon as a child process with extra environment and node flags (`--inspect=127.0.0.1:0` with `inspect`). */
-export async function startDaemon(bin: string, dataDir: string, options: { env?: Record<string, string>; nodeArgs?: string[]; inspect?: boolean; logLevel?: string } = {}): Promise<DaemonProc> {
+export async function startDaemon(bin: string, dataDir: string, options: { env?: Record<string, string>; nodeArgs?: string[]; inspect?: boolean; logLevel?: string; stdout?: DaemonStdout } = {}): Promise<DaemonProc> {
   const spawnedAt = performance.now();
   const args = [...(options.nodeArgs ?? []), ...(options.inspect ? ['--inspect=127.0.0.1:0'] : []), bin, '--data-dir', dataDir, 'start', '--port', '0', '--log-level', options.logLevel ?? 'warn'];
-  const child = spawn(process.execPath, args, { env: { ...process.env, ...options.env }, stdio: ['ignore', 'ignore', 'pipe'] });
+  const out = options.stdout ?? 'ignore';
+  const fd = out === 'file' ? openSync(join(dataDir, 'daemon-stdout.log'), 'a') : null;
+  const stdoutIo: number | 'ignore' | 'pipe' = fd ?? (out === 'pipe' ? 'pipe' : 'ignore');
+  const child: ChildProcess = spawn(process.execPath, args, { env: { ...process.env, ...options.env }, stdio: ['ignore', stdoutIo, 'pipe'] });
+  if (fd !== null) closeSync(fd);
+  // Read and dropped, as a supervisor reading the daemon's log would (without parsing it).
+  if (out === 'pipe') child.stdout!.resume();
   let err = '';
   let inspectorUrl: string | null = null;
   child.stderr!.on('data', (d: Buffer) => {
