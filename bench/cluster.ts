@@ -26,9 +26,8 @@ import pg from 'pg';
 import { childPreloadEnv } from '../test/protocol-double/index.js';
 import { mediaTrustEnv } from '../test/protocol-double/media.js';
 import { ProtocolDouble } from '../test/protocol-double/server.js';
-import { autocannon, rssMb, startDaemon, type DaemonProc } from './lib.js';
-
-const SEND_BODY = JSON.stringify({ phone: '+15551234567', message: 'benchmark message' });
+import { rssMb, startDaemon, type DaemonProc } from './lib.js';
+import { sendLoad } from './measure.js';
 
 export interface ClusterResult {
   pg_send_rps: number;
@@ -129,10 +128,10 @@ async function oneNode(bin: string, log: (l: string) => void, koaRps: number, se
     const created = await api(node.port, 'POST', '/api/instances/create', { 'x-api-secret': secret }, { sandbox: true, credits: 50_000_000 });
     const { instanceId: id, apiKey: key } = created.body as { instanceId: string; apiKey: string };
     await until(async () => (await api(node.port, 'POST', `/api/${id}/sandbox/scan`, { 'x-api-key': key })).body?.status === 'connected', 20_000, 'connected');
-    const url = `http://127.0.0.1:${node.port}/api/${id}/send`;
+    // The same load as the files engine's sends and the Koa baseline (bench/measure.ts): 50
+    // connections, 1,000 recipients in turn, after a warm-up.
     const headers = { 'content-type': 'application/json', 'x-api-key': key };
-    await autocannon(url, { connections: 50, seconds: 2, method: 'POST', body: SEND_BODY, headers });
-    const r = await autocannon(url, { connections: 50, seconds, method: 'POST', body: SEND_BODY, headers });
+    const { run: r } = await sendLoad(`http://127.0.0.1:${node.port}`, id, key, seconds);
     if (r.non2xx > 0 || r.errors > 0) throw new Error(`pg send run: ${r.non2xx} non-2xx, ${r.errors} errors`);
     log(`pg send (one node on PostgreSQL): ${Math.round(r.rps)} req/s, p99 ${r.p99} ms`);
 
