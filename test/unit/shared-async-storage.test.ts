@@ -1,5 +1,5 @@
 import test from 'ava';
-import * as asyncHooks from 'node:async_hooks';
+import asyncHooksModule, * as asyncHooks from 'node:async_hooks';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { SocketTransactionStorage, withSharedTransactionStorage } from '../../src/connection/baileys/shared-async-storage.js';
 
@@ -14,9 +14,9 @@ test('while a socket is built, modules that imported AsyncLocalStorage get the s
 });
 
 test('the original AsyncLocalStorage is back afterwards, also when building throws', (t) => {
-  const before = Object.getOwnPropertyDescriptor(asyncHooks.default, 'AsyncLocalStorage');
+  const before = Object.getOwnPropertyDescriptor(asyncHooksModule, 'AsyncLocalStorage');
   t.throws(() => withSharedTransactionStorage(() => { throw new Error('boom'); }), { message: 'boom' });
-  t.deepEqual(Object.getOwnPropertyDescriptor(asyncHooks.default, 'AsyncLocalStorage'), before);
+  t.deepEqual(Object.getOwnPropertyDescriptor(asyncHooksModule, 'AsyncLocalStorage'), before);
   t.false(new AsyncLocalStorage() instanceof SocketTransactionStorage);
   t.false(new asyncHooks.AsyncLocalStorage() instanceof SocketTransactionStorage);
 });
