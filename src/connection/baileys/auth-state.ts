@@ -10,6 +10,7 @@ import {
   type SignalKeyStore,
 } from '@whiskeysockets/baileys';
 import { GatewayError } from '../../domain/errors.js';
+import { pauseIfLong } from '../../domain/time-slice.js';
 import { isRecord } from '../../domain/guards.js';
 import type { AuthSnapshot, AuthStateRepository, StoredAuth } from '../../storage/ports/auth-state.js';
 
@@ -181,15 +182,22 @@ export class AuthStore {
     const epoch = this.epoch;
     const keys: SignalKeyStore = {
       get: <T extends KeyType>(type: T, ids: string[]) => {
-        const table = this.keys.get(type);
-        const out: { [id: string]: SignalDataTypeMap[T] } = {};
-        if (epoch !== this.epoch || !table) return out;
-        for (const id of ids) {
-          const value = table.get(id);
-          // Values in a table only ever come from set() or loadKeys() for this very type.
-          if (value !== undefined) out[id] = value as SignalDataTypeMap[T];
-        }
-        return out;
+        const read = (): { [id: string]: SignalDataTypeMap[T] } => {
+          const table = this.keys.get(type);
+          const out: { [id: string]: SignalDataTypeMap[T] } = {};
+          if (epoch !== this.epoch || !table) return out;
+          for (const id of ids) {
+            const value = table.get(id);
+            // Values in a table only ever come from set() or loadKeys() for this very type.
+            if (value !== undefined) out[id] = value as SignalDataTypeMap[T];
+          }
+          return out;
+        };
+        // Every message Baileys decrypts reads keys here first: where a backlog of them (a first
+        // history sync, a reconnect's offline messages), all in memory, would otherwise be decrypted
+        // in one microtask drain, the event loop gets a turn every SLICE_MS (time-slice.ts).
+        const pause = pauseIfLong();
+        return pause === null ? read() : pause.then(read);
       },
       set: (data: SignalDataSet) => {
         if (epoch !== this.epoch) {

@@ -1,0 +1,39 @@
+/**
+ * Cooperative time slices for long chains of promise work. A chain that never waits on I/O (Signal
+ * decryption of a first history sync: hundreds of messages, each an await on an in-memory key
+ * store, queued behind one another on Baileys' mutexes) runs entirely in one microtask drain: the
+ * event loop is stuck until the whole chain ends, and HTTP requests, timers and every other
+ * session wait. With a thousand accounts pairing that was a loop lag of over a second.
+ *
+ * `pauseIfLong()` is called at natural await points of such chains: once the current turn of the
+ * event loop has run for SLICE_MS, it returns a promise that resolves on the next turn (setImmediate),
+ * so I/O and timers run in between; otherwise null (no await, no cost).
+ */
+
+/** Work per turn before a chain gives the event loop back. */
+export const SLICE_MS = 10;
+
+/** When the current slice began; reset by an immediate at the end of the turn it began in. */
+let sliceStart = 0;
+let armed = false;
+
+function endSlice(): void {
+  armed = false;
+}
+
+/** Whether this turn of the event loop has run longer than SLICE_MS since the first check in it. */
+export function sliceSpent(now: number = performance.now()): boolean {
+  if (!armed) {
+    armed = true;
+    sliceStart = now;
+    // Runs before the immediates of paused chains (queued earlier), so they start a fresh slice.
+    setImmediate(endSlice);
+    return false;
+  }
+  return now - sliceStart > SLICE_MS;
+}
+
+/** A promise for the next turn when this one has run long, else null (go on synchronously). */
+export function pauseIfLong(): Promise<void> | null {
+  return sliceSpent() ? new Promise<void>((resolve) => setImmediate(resolve)) : null;
+}
