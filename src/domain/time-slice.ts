@@ -6,8 +6,9 @@
  * session wait. With a thousand accounts pairing that was a loop lag of over a second.
  *
  * `pauseIfLong()` is called at natural await points of such chains: once the current turn of the
- * event loop has run for SLICE_MS, it returns a promise that resolves on the next turn (setImmediate),
- * so I/O and timers run in between; otherwise null (no await, no cost).
+ * event loop has run for SLICE_MS, it returns a promise that resolves on a later turn, when that
+ * turn has time left and the chains paused before it have gone on (see pump), so I/O and timers
+ * run in between; otherwise null (no await, no cost).
  */
 
 /** Work per turn before a chain gives the event loop back. */
@@ -33,7 +34,30 @@ export function sliceSpent(now: number = performance.now()): boolean {
   return now - sliceStart > SLICE_MS;
 }
 
-/** A promise for the next turn when this one has run long, else null (go on synchronously). */
+/** Chains paused, oldest first: they resume in this order (see pump). */
+const waiting: Array<() => void> = [];
+
+/**
+ * Resumes the oldest paused chain, if the current turn still has time; else tries again next turn.
+ * One pump is queued per pause, so a turn runs as many pumps as there are chains waiting, each
+ * after the microtasks of the one before (Node drains microtasks between immediates): chains go
+ * on one after another until the slice is spent. Resuming the oldest (not the pump's own chain)
+ * keeps it fair: a chain that just ran and paused again waits behind the others.
+ */
+function pump(): void {
+  if (waiting.length === 0) return;
+  if (sliceSpent()) {
+    setImmediate(pump);
+    return;
+  }
+  waiting.shift()!();
+}
+
+/** A promise for a later turn when this one has run long, else null (go on synchronously). */
 export function pauseIfLong(): Promise<void> | null {
-  return sliceSpent() ? new Promise<void>((resolve) => setImmediate(resolve)) : null;
+  if (!sliceSpent()) return null;
+  return new Promise<void>((resolve) => {
+    waiting.push(resolve);
+    setImmediate(pump);
+  });
 }
