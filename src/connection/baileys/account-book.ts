@@ -14,6 +14,9 @@ interface Tables {
   set(data: Record<string, Record<string, unknown>>): unknown;
 }
 
+/** How long changes to the book gather before they go to the auth state (see save). */
+const SAVE_DELAY_MS = 250;
+
 /** What the book keeps in its table, one entry each. */
 type Part = 'labels' | 'names' | 'contacts';
 
@@ -57,12 +60,12 @@ export class AccountBook {
   private tables: Tables | null = null;
   /** Parts changed since they were last handed to the auth state; see save(). */
   private unsaved = new Set<Part>();
-  private saveQueued = false;
+  private saveTimer: NodeJS.Timeout | null = null;
 
   /** Reads what the auth state holds; called for each socket (the state outlives sockets). */
   async bind(keys: object): Promise<void> {
     // What the book changed must be in the tables before it is read back from them.
-    this.flushSaves();
+    this.flush();
     const tables = keys as Tables;
     this.tables = tables;
     const stored = (await tables.get(TABLE, ['labels', 'names', 'contacts'])) as Record<string, unknown>;
@@ -153,21 +156,27 @@ export class AccountBook {
   }
 
   /**
-   * Hands a changed part to the auth state at the end of this turn of the event loop, once, however
-   * many events changed it meanwhile. A first sync brings the address book as hundreds of contact
-   * events: copying the whole book (and the auth state comparing its JSON with the last copy) for
-   * each was quadratic, seconds of CPU when many accounts pair at once. Nothing is lost by waiting
-   * a turn: the auth state only writes after its own debounce.
+   * Hands the changed parts to the auth state a moment later (SAVE_DELAY_MS), once, however many
+   * events changed them meanwhile. A first sync brings the address book as hundreds of contact
+   * events, and every decrypted message may carry a push name: copying the whole book (and the
+   * auth state comparing its JSON with the last copy) for each was quadratic, seconds of CPU when
+   * many accounts pair at once. Nothing is lost by waiting: the auth state calls flush() before it
+   * takes a snapshot (AuthStore.beforeSave), so the book is in the same snapshot as the app-state
+   * versions it came with, and a shutdown flushes the auth state.
    */
   private save(part: Part): void {
     this.unsaved.add(part);
-    if (this.saveQueued) return;
-    this.saveQueued = true;
-    setImmediate(() => this.flushSaves());
+    if (this.saveTimer) return;
+    this.saveTimer = setTimeout(() => this.flush(), SAVE_DELAY_MS);
+    this.saveTimer.unref();
   }
 
-  private flushSaves(): void {
-    this.saveQueued = false;
+  /** Hands what changed to the auth state now. */
+  flush(): void {
+    if (this.saveTimer) {
+      clearTimeout(this.saveTimer);
+      this.saveTimer = null;
+    }
     if (this.unsaved.size === 0) return;
     const data: Record<string, unknown> = {};
     for (const part of this.unsaved) data[part] = this.stored(part);

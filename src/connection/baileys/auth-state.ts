@@ -96,6 +96,8 @@ export class AuthStore {
   private timer: NodeJS.Timeout | null = null;
   private writing: Promise<void> | null = null;
   private readonly debounceMs: number;
+  /** Run before each save takes its snapshot (see beforeSave). */
+  private readonly beforeSnapshot = new Set<() => void>();
 
   private constructor(
     private readonly repo: AuthStateRepository,
@@ -140,6 +142,15 @@ export class AuthStore {
   /** "Paired" means a linked account: QR logins never set `creds.registered`. */
   get paired(): boolean {
     return this.creds.account != null;
+  }
+
+  /**
+   * `fn` runs before every save takes its snapshot (a Set: adding the same function again is a
+   * no-op). For state derived from Baileys' events that is handed to the keys a moment later (the
+   * account book): it must be in the same snapshot as the app-state versions it came with.
+   */
+  beforeSave(fn: () => void): void {
+    this.beforeSnapshot.add(fn);
   }
 
   /** Call on `creds.update`: Baileys has already merged the update into `state.creds`. */
@@ -305,6 +316,8 @@ export class AuthStore {
   }
 
   private writeNow(): Promise<void> {
+    // May set keys (and so mark the store dirty: a write in flight then writes again after it).
+    for (const fn of this.beforeSnapshot) fn();
     if (this.writing) return this.writing;
     if (this.timer) {
       clearTimeout(this.timer);

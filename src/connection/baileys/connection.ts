@@ -90,6 +90,8 @@ export class BaileysConnection implements Connection {
   private readonly random: () => number;
   /** This session's keepalive interval, drawn once (keepalive.ts: sessions that log in together must not ping together). */
   private readonly keepAliveMs: number;
+  /** One function for the life of the connection, so the store (a Set) registers it once. */
+  private readonly flushBook = (): void => this.book.flush();
 
   constructor(
     readonly instanceId: string,
@@ -506,6 +508,8 @@ export class BaileysConnection implements Connection {
   private attach(gen: number, sock: SocketLike, store: AuthStore, route: ProxyRoute | null = null): void {
     const state = store.state;
     this.creds = state.creds;
+    // The book hands its changes to the keys a moment late; the store asks for them before a save.
+    store.beforeSave(this.flushBook);
     void this.book.bind(state.keys).catch((err: unknown) => this.log.error({ err }, 'reading the account book failed'));
     attachAccountEvents(sock, this.book, this.hooks, this.log);
     sock.ev.on('connection.update', (update) => {
