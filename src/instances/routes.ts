@@ -1,4 +1,4 @@
-import QRCode from 'qrcode';
+import { drawQr } from './qr-image.js';
 import type { Logger } from 'pino';
 import type { GatewayConfig } from '../config/schema.js';
 import type { ConnectionManager } from '../connection/manager.js';
@@ -306,7 +306,7 @@ function instanceRoutes(core: InstancesParts, lifecycle: InstanceLifecycle): Rou
         const s = core.status.view(instance);
         const qr = core.manager.get(instance.id)?.connection.qr ?? null;
         if (s.status !== 'qr_code_generated' || qr === null) throw new GatewayError('QR_NOT_AVAILABLE', `no QR code while the instance is ${s.status}`);
-        const qrImage = await QRCode.toDataURL(qr, { errorCorrectionLevel: 'L', margin: 2, width: 264 });
+        const qrImage = await drawQr(qr);
         return { success: true, instanceId: instance.id, status: 'qr_code_generated', qr, qrImage };
       },
     }),

@@ -183,6 +183,22 @@ engineTest('messages: 50 concurrent sends (pending, then sent) and receipts lose
   t.is((await again.messages.chats(ID)).length, 7);
 });
 
+engineTest('messages: a burst of premium sends (lazy lines, one send per turn) reads back at once and is all there after a reopen', async (t, at) => {
+  // Premium sends wait on nothing durable: their lazy lines are coalesced (files: over a few ms), and
+  // a read in the meantime must still find them, as must a clean close.
+  const s = await at.open();
+  const now = Date.now();
+  for (let i = 0; i < 200; i++) {
+    await s.messages.recordOutgoing(ID, outgoing(`P${i}`, `p${i % 5}@s.whatsapp.net`, now + i), false);
+    await s.messages.setStatus(ID, `P${i}`, 'sent', undefined, false);
+    if (i % 50 === 7) t.is((await s.messages.get(ID, `P${i}`))?.status, 'sent', 'readable before its lines are written');
+    await new Promise((r) => setImmediate(r));
+  }
+  await s.close();
+  const again = await at.open();
+  for (let i = 0; i < 200; i++) t.is((await again.messages.get(ID, `P${i}`))?.status, 'sent', `P${i}`);
+});
+
 engineTest('messages: after kill -9 every acknowledged message is there (outgoing with its sent status)', async (t, at) => {
   const run = await crashRun<{ id: string; fromMe: boolean }>(at, 'messages', { id: ID, count: 5_000 }, (acks) => acks.length >= 60);
   t.true(run.acks.length >= 60, run.stderr);

@@ -14,6 +14,12 @@ interface Tables {
   set(data: Record<string, Record<string, unknown>>): unknown;
 }
 
+/** How long changes to the book gather before they go to the auth state (see save). */
+const SAVE_DELAY_MS = 250;
+
+/** What the book keeps in its table, one entry each. */
+type Part = 'labels' | 'names' | 'contacts';
+
 /** The table the book lives in (Baileys' own tables never start with `gateway-`). */
 const TABLE = 'gateway-account';
 
@@ -52,9 +58,14 @@ export class AccountBook {
   private contacts = new Set<string>();
   private readonly last = new BoundedMap<string, LastMessage>(5000);
   private tables: Tables | null = null;
+  /** Parts changed since they were last handed to the auth state; see save(). */
+  private unsaved = new Set<Part>();
+  private saveTimer: NodeJS.Timeout | null = null;
 
   /** Reads what the auth state holds; called for each socket (the state outlives sockets). */
   async bind(keys: object): Promise<void> {
+    // What the book changed must be in the tables before it is read back from them.
+    this.flush();
     const tables = keys as Tables;
     this.tables = tables;
     const stored = (await tables.get(TABLE, ['labels', 'names', 'contacts'])) as Record<string, unknown>;
@@ -76,7 +87,7 @@ export class AccountBook {
       label.chats = update.labeled ? [...label.chats, update.chatId] : label.chats.filter((c) => c !== update.chatId);
       this.labels.set(update.labelId, label);
     }
-    this.save('labels', Object.fromEntries(this.labels));
+    this.save('labels');
     return update;
   }
 
@@ -115,8 +126,8 @@ export class AccountBook {
         contactsChanged = true;
       }
     }
-    if (namesChanged) this.save('names', Object.fromEntries(this.names));
-    if (contactsChanged) this.save('contacts', Object.fromEntries([...this.contacts].map((c) => [c, '1'])));
+    if (namesChanged) this.save('names');
+    if (contactsChanged) this.save('contacts');
   }
 
   nameOf(jid: string | null | undefined): string | undefined {
@@ -144,7 +155,44 @@ export class AccountBook {
     return this.last.get(jidNormalizedUser(chatId));
   }
 
-  private save(id: string, value: unknown): void {
-    this.tables?.set({ [TABLE]: { [id]: value } });
+  /**
+   * Hands the changed parts to the auth state a moment later (SAVE_DELAY_MS), once, however many
+   * events changed them meanwhile. A first sync brings the address book as hundreds of contact
+   * events, and every decrypted message may carry a push name: copying the whole book (and the
+   * auth state comparing its JSON with the last copy) for each was quadratic, seconds of CPU when
+   * many accounts pair at once. Nothing is lost by waiting: the auth state calls flush() before it
+   * takes a snapshot (AuthStore.beforeSave), so the book is in the same snapshot as the app-state
+   * versions it came with, and a shutdown flushes the auth state.
+   */
+  private save(part: Part): void {
+    this.unsaved.add(part);
+    if (this.saveTimer) return;
+    this.saveTimer = setTimeout(() => this.flush(), SAVE_DELAY_MS);
+    this.saveTimer.unref();
+  }
+
+  /** Hands what changed to the auth state now. */
+  flush(): void {
+    if (this.saveTimer) {
+      clearTimeout(this.saveTimer);
+      this.saveTimer = null;
+    }
+    if (this.unsaved.size === 0) return;
+    const data: Record<string, unknown> = {};
+    for (const part of this.unsaved) data[part] = this.stored(part);
+    this.unsaved.clear();
+    this.tables?.set({ [TABLE]: data });
+  }
+
+  /** A part as the auth state stores it. */
+  private stored(part: Part): unknown {
+    switch (part) {
+      case 'labels':
+        return Object.fromEntries(this.labels);
+      case 'names':
+        return Object.fromEntries(this.names);
+      case 'contacts':
+        return Object.fromEntries([...this.contacts].map((c) => [c, '1']));
+    }
   }
 }

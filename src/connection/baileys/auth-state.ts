@@ -10,6 +10,7 @@ import {
   type SignalKeyStore,
 } from '@whiskeysockets/baileys';
 import { GatewayError } from '../../domain/errors.js';
+import { pauseIfLong } from '../../domain/time-slice.js';
 import { isRecord } from '../../domain/guards.js';
 import type { AuthSnapshot, AuthStateRepository, StoredAuth } from '../../storage/ports/auth-state.js';
 
@@ -95,6 +96,8 @@ export class AuthStore {
   private timer: NodeJS.Timeout | null = null;
   private writing: Promise<void> | null = null;
   private readonly debounceMs: number;
+  /** Run before each save takes its snapshot (see beforeSave). */
+  private readonly beforeSnapshot = new Set<() => void>();
 
   private constructor(
     private readonly repo: AuthStateRepository,
@@ -141,6 +144,15 @@ export class AuthStore {
     return this.creds.account != null;
   }
 
+  /**
+   * `fn` runs before every save takes its snapshot (a Set: adding the same function again is a
+   * no-op). For state derived from Baileys' events that is handed to the keys a moment later (the
+   * account book): it must be in the same snapshot as the app-state versions it came with.
+   */
+  beforeSave(fn: () => void): void {
+    this.beforeSnapshot.add(fn);
+  }
+
   /** Call on `creds.update`: Baileys has already merged the update into `state.creds`. */
   saveCreds(): void {
     this.markDirty();
@@ -181,15 +193,22 @@ export class AuthStore {
     const epoch = this.epoch;
     const keys: SignalKeyStore = {
       get: <T extends KeyType>(type: T, ids: string[]) => {
-        const table = this.keys.get(type);
-        const out: { [id: string]: SignalDataTypeMap[T] } = {};
-        if (epoch !== this.epoch || !table) return out;
-        for (const id of ids) {
-          const value = table.get(id);
-          // Values in a table only ever come from set() or loadKeys() for this very type.
-          if (value !== undefined) out[id] = value as SignalDataTypeMap[T];
-        }
-        return out;
+        const read = (): { [id: string]: SignalDataTypeMap[T] } => {
+          const table = this.keys.get(type);
+          const out: { [id: string]: SignalDataTypeMap[T] } = {};
+          if (epoch !== this.epoch || !table) return out;
+          for (const id of ids) {
+            const value = table.get(id);
+            // Values in a table only ever come from set() or loadKeys() for this very type.
+            if (value !== undefined) out[id] = value as SignalDataTypeMap[T];
+          }
+          return out;
+        };
+        // Every message Baileys decrypts reads keys here first: where a backlog of them (a first
+        // history sync, a reconnect's offline messages), all in memory, would otherwise be decrypted
+        // in one microtask drain, the event loop gets a turn every SLICE_MS (time-slice.ts).
+        const pause = pauseIfLong();
+        return pause === null ? read() : pause.then(read);
       },
       set: (data: SignalDataSet) => {
         if (epoch !== this.epoch) {
@@ -297,6 +316,8 @@ export class AuthStore {
   }
 
   private writeNow(): Promise<void> {
+    // May set keys (and so mark the store dirty: a write in flight then writes again after it).
+    for (const fn of this.beforeSnapshot) fn();
     if (this.writing) return this.writing;
     if (this.timer) {
       clearTimeout(this.timer);

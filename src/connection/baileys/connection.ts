@@ -24,6 +24,7 @@ import { viaDispatcher } from './proxy-dispatcher.js';
 import { closeCause, closeCode, messageKey, sendOptions, toContent, toJid, withTimeout } from './outgoing.js';
 import { CLOSE_CODES, decideOnClose, proxyRefusedCause, retryingReason, unreachableCause } from './reconnect.js';
 import { RecentQuotables, RecentSends } from './recent-sends.js';
+import { keepAliveIntervalMs } from './keepalive.js';
 import { withSharedTransactionStorage } from './shared-async-storage.js';
 import { installCurveVerify } from './curve-verify.js';
 import { Waiters } from './waiters.js';
@@ -87,6 +88,10 @@ export class BaileysConnection implements Connection {
   private readonly baileysLog: Logger;
   private readonly makeSocket: MakeSocket;
   private readonly random: () => number;
+  /** This session's keepalive interval, drawn once (keepalive.ts: sessions that log in together must not ping together). */
+  private readonly keepAliveMs: number;
+  /** One function for the life of the connection, so the store (a Set) registers it once. */
+  private readonly flushBook = (): void => this.book.flush();
 
   constructor(
     readonly instanceId: string,
@@ -101,6 +106,7 @@ export class BaileysConnection implements Connection {
     this.account = new BaileysAccount({ hooks, inbound: this.inbound, log: this.log, now: () => clock.now(), recentSend: (key) => this.recent.lookup(key) });
     this.makeSocket = options.makeSocket ?? makeWASocket;
     this.random = options.random ?? Math.random;
+    this.keepAliveMs = keepAliveIntervalMs(this.random);
     this.contacts = new BaileysContacts({ live: () => this.live(), creds: () => this.creds, book: this.book });
   }
 
@@ -485,6 +491,7 @@ export class BaileysConnection implements Connection {
       // Baileys' default is true; the instance setting (default false) decides.
       syncFullHistory: instance.syncFullHistory,
       getMessage: async (key) => this.recent.lookup(key),
+      keepAliveIntervalMs: this.keepAliveMs,
     };
     if (route) {
       // The WebSocket and media uploads take the agent; fetch() (downloads, history and app-state blobs) the dispatcher.
@@ -501,6 +508,8 @@ export class BaileysConnection implements Connection {
   private attach(gen: number, sock: SocketLike, store: AuthStore, route: ProxyRoute | null = null): void {
     const state = store.state;
     this.creds = state.creds;
+    // The book hands its changes to the keys a moment late; the store asks for them before a save.
+    store.beforeSave(this.flushBook);
     void this.book.bind(state.keys).catch((err: unknown) => this.log.error({ err }, 'reading the account book failed'));
     attachAccountEvents(sock, this.book, this.hooks, this.log);
     sock.ev.on('connection.update', (update) => {

@@ -55,15 +55,21 @@ export class SocketTransactionStorage<T> {
  * Runs `build` (a synchronous makeWASocket call) with `AsyncLocalStorage` replaced by
  * SocketTransactionStorage for every module that imported it from node:async_hooks, Baileys
  * included (syncBuiltinESMExports updates ES module bindings of built-ins); restored right after.
+ *
+ * Swapped with defineProperty and restored from the saved descriptor, not by assignment: Node 20
+ * exports a plain data property, but Node 22 and 24 export a getter without a setter (it picks the
+ * AsyncContextFrame implementation lazily), where assignment throws "Cannot set property
+ * AsyncLocalStorage ... which has only a getter". Both lines keep the property configurable.
  */
 export function withSharedTransactionStorage<T>(build: () => T): T {
-  const original = asyncHooks.AsyncLocalStorage;
-  (asyncHooks as { AsyncLocalStorage: unknown }).AsyncLocalStorage = SocketTransactionStorage;
+  const original = Object.getOwnPropertyDescriptor(asyncHooks, 'AsyncLocalStorage');
+  if (original === undefined || original.configurable !== true) return build(); // cannot swap: Baileys' own storage (a leak, not a failure)
+  Object.defineProperty(asyncHooks, 'AsyncLocalStorage', { value: SocketTransactionStorage, writable: true, enumerable: true, configurable: true });
   syncBuiltinESMExports();
   try {
     return build();
   } finally {
-    (asyncHooks as { AsyncLocalStorage: unknown }).AsyncLocalStorage = original;
+    Object.defineProperty(asyncHooks, 'AsyncLocalStorage', original);
     syncBuiltinESMExports();
   }
 }

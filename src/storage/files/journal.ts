@@ -22,6 +22,9 @@ interface Waiter {
   reject(err: unknown): void;
 }
 
+/** The longest a lazy line waits for company (see Journal.open's `lazyDelayMs`). */
+export const MAX_LAZY_DELAY_MS = 10;
+
 export class Journal {
   /** Lines waiting for the next write, without their newlines. */
   private queued: string[] = [];
@@ -32,6 +35,12 @@ export class Journal {
   private closed = false;
   /** See `open`'s `eager`. */
   private eager = false;
+  /** See `open`'s `lazyDelayMs`. */
+  private lazyDelayMs = 0;
+  /** Ends the wait for more lazy lines early (a durable line, a read, a drain). */
+  private wake: (() => void) | null = null;
+  /** Writes made so far (one per batch of lines): how well lines are coalesced, for tests. */
+  writes = 0;
 
   private constructor(
     readonly file: string,
@@ -49,8 +58,13 @@ export class Journal {
    * `eager`: the owner already gathers the lines of a tick into one append (the credit ledger), so
    * a write starts at once instead of one more turn of the event loop later (under load a turn is
    * a whole round of requests, and a send waits for two credit writes).
+   * `lazyDelayMs` (at most 10): while only lazy lines are queued, the write waits up to this long
+   * for more to join it. Nobody waits for a lazy line, so a premium send (nothing to debit, so no
+   * durable write to ride along with) would otherwise cost a write of its own at every turn of the
+   * loop; a durable line, a read or a drain ends the wait at once. A crash may lose lazy lines
+   * either way; this widens that window by at most `lazyDelayMs`.
    */
-  static async open(file: string, options: { guard: WriteGuard; eager?: boolean }): Promise<{ journal: Journal; lines: JournalLine[] }> {
+  static async open(file: string, options: { guard: WriteGuard; eager?: boolean; lazyDelayMs?: number }): Promise<{ journal: Journal; lines: JournalLine[] }> {
     const handle = await open(file, 'a+', FILE_MODE);
     try {
       const size = (await handle.stat()).size;
@@ -68,6 +82,7 @@ export class Journal {
       }
       const journal = new Journal(file, handle, options.guard, start);
       journal.eager = options.eager === true;
+      journal.lazyDelayMs = Math.min(Math.max(options.lazyDelayMs ?? 0, 0), MAX_LAZY_DELAY_MS);
       return { journal, lines };
     } catch (err) {
       await handle.close().catch(() => undefined);
@@ -83,6 +98,7 @@ export class Journal {
   append(text: string): { offset: number; durable: Promise<void> } {
     const offset = this.enqueue(text);
     const durable = new Promise<void>((resolve, reject) => this.queuedDurable.push({ resolve, reject }));
+    this.hurry();
     this.kick();
     return { offset, durable };
   }
@@ -115,7 +131,7 @@ export class Journal {
 
   private async flushLoop(): Promise<void> {
     // Let the lines of the current tick join this write.
-    if (!this.eager) await new Promise((r) => setImmediate(r));
+    if (!this.eager) await this.gather();
     while (this.queued.length > 0) {
       const lines = this.queued;
       const durable = this.queuedDurable;
@@ -128,7 +144,11 @@ export class Journal {
         while (written < data.length) written += (await this.handle.write(data, written, data.length - written)).bytesWritten;
         if (durable.length > 0) await this.handle.datasync();
         this.written += data.length;
+        this.writes += 1;
         for (const w of durable) w.resolve();
+        // Lazy lines that came during the write wait for company too (else a steady stream of
+        // premium sends is one write per turn again).
+        if (this.lazyDelayMs > 0 && this.queued.length > 0 && this.queuedDurable.length === 0) await this.gather();
       } catch (err) {
         const failure = storageError(err, this.file);
         // Lines of a failed write were never acknowledged: cut off whatever part of them reached
@@ -145,8 +165,34 @@ export class Journal {
     }
   }
 
+  /**
+   * Waits before a write: one turn of the event loop (the lines of the current tick join), or, when
+   * only lazy lines are queued and `lazyDelayMs` is set, up to that long unless woken earlier.
+   */
+  private gather(): Promise<void> {
+    if (this.lazyDelayMs === 0 || this.queuedDurable.length > 0) return new Promise((r) => setImmediate(r));
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.wake = null;
+        resolve();
+      }, this.lazyDelayMs);
+      this.wake = () => {
+        this.wake = null;
+        clearTimeout(timer);
+        // Still one turn: lines of the tick that woke us join the write.
+        setImmediate(resolve);
+      };
+    });
+  }
+
+  /** Someone waits for the queued lines: end a wait for more lazy lines now. */
+  private hurry(): void {
+    this.wake?.();
+  }
+
   /** Reads `length` bytes at `offset` (a line written earlier, without its newline). */
   async read(offset: number, length: number): Promise<string> {
+    this.hurry();
     await this.writing;
     const { buffer, bytesRead } = await this.handle.read(Buffer.alloc(length), 0, length, offset);
     return buffer.subarray(0, bytesRead).toString('utf8');
@@ -154,7 +200,10 @@ export class Journal {
 
   /** Waits for every queued line to be written (durable or not). */
   async drain(): Promise<void> {
-    while (this.writing) await this.writing;
+    while (this.writing) {
+      this.hurry();
+      await this.writing;
+    }
   }
 
   /**

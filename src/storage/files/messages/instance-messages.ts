@@ -43,6 +43,14 @@ export interface Limits {
 export type { StatusChange };
 
 /**
+ * How long a lazy history line (a send's `pending` and `sent`) waits for others before it is
+ * written. Debited sends get their batching from the credit journal's fdatasync (the lines of every
+ * send waiting on it pile up meanwhile); premium sends have nothing to wait for, and wrote once per
+ * turn of the event loop. 5 ms: a few hundred writes a second at most per busy instance.
+ */
+export const LAZY_DELAY_MS = 5;
+
+/**
  * One instance's messages: the journal on disk, and in memory an index of every kept message (where
  * its line is, its status and later changes) and of its chats. Message bodies stay on disk and are
  * read when a page of history is asked for.
@@ -61,7 +69,8 @@ export class InstanceMessages {
   ) {}
 
   static async open(file: string, limits: Limits, onEvict: (entry: Entry) => void, now: number, guard: WriteGuard): Promise<InstanceMessages> {
-    const { journal, lines } = await Journal.open(file, { guard });
+    // History lines are lazy (a send answers before they are written): coalesced over a few ms.
+    const { journal, lines } = await Journal.open(file, { guard, lazyDelayMs: LAZY_DELAY_MS });
     const im = new InstanceMessages(journal, limits, onEvict);
     for (const line of lines) {
       const r = parseRecord(line.text);
@@ -224,6 +233,11 @@ export class InstanceMessages {
     if (done) await done;
     this.maybeCompact();
     return change;
+  }
+
+  /** Writes made to the journal so far (each a batch of lines); for tests. */
+  get journalWrites(): number {
+    return this.journal.writes;
   }
 
   /** The stored line of a message, parsed, with its later changes merged in. */
