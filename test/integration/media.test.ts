@@ -1,13 +1,15 @@
 import test from 'ava';
 import { mkdtempSync } from 'node:fs';
-import { readdir } from 'node:fs/promises';
+import { readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startTestDaemon } from '../helpers/daemon.js';
 
 // Uploads go below os.tmpdir(); this file's daemons run in this worker process, so a temp dir of
 // its own shows only their uploads (other test files upload at the same time in other processes).
-process.env.TMPDIR = mkdtempSync(join(tmpdir(), 'gw-media-test-'));
+const OWN_TMP = mkdtempSync(join(tmpdir(), 'gw-media-test-'));
+process.env.TMPDIR = OWN_TMP;
+test.after.always(() => rm(OWN_TMP, { recursive: true, force: true }));
 
 const PNG = Buffer.from('89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d4944415478da63f8cfc0f01f0005000201a5fa2bb40000000049454e44ae426082', 'hex');
 const PDF = Buffer.from('%PDF-1.4\n1 0 obj<<>>endobj\ntrailer<<>>\n%%EOF\n');
