@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { GatewayError, storageError } from '../../domain/errors.js';
 import { MAX_CREDITS, applyBatch, snapshotLine, type CreditBatch, type CreditState, type CreditStore, type CreditsDoc } from './credits.js';
 import type { Journal } from './journal.js';
+import { SettleSignal } from '../../domain/settle-signal.js';
 import type { CreditHold, CreditRepository } from '../ports/credits.js';
 
 export type { CreditHold };
@@ -65,6 +66,8 @@ export class CreditLedger implements CreditRepository {
 
   /** Instances deleted while this daemon runs: a late send must not bring their file back. */
   private readonly forgotten = new Set<string>();
+  /** Woken when a write ends or a hold is given up: forget and drain wait on it. */
+  private readonly settled = new SettleSignal();
 
   /** The daemon stops: no more holds are taken in advance. */
   private closing = false;
@@ -145,6 +148,7 @@ export class CreditLedger implements CreditRepository {
       });
     } catch (err) {
       a.held -= 1;
+      this.settled.wake();
       throw err;
     }
     return this.holdOf(a, id, hid);
@@ -194,10 +198,7 @@ export class CreditLedger implements CreditRepository {
     if (!a) return;
     a.removed = true;
     a.pool = [];
-    const until = Date.now() + waitMs;
-    while ((a.writing || a.held > 0 || a.holds.length + a.commits.length + a.adds.length + a.releases.length > 0) && Date.now() < until) {
-      await new Promise((r) => setTimeout(r, 5));
-    }
+    await this.settled.until(() => !(a.writing || a.held > 0 || a.holds.length + a.commits.length + a.adds.length + a.releases.length > 0), waitMs);
     this.accounts.delete(id);
     await a.journal?.close().catch(() => undefined);
     a.journal = null;
@@ -297,6 +298,9 @@ export class CreditLedger implements CreditRepository {
       a.releases.unshift(...releases);
     } finally {
       a.writing = false;
+      // After the sends this write answered have run their continuations (a refused hold gives its
+      // credit back in a microtask).
+      setImmediate(() => this.settled.wake());
       const more = a.holds.length + a.adds.length + a.releases.length > 0 || (a.commits.length > 0 && commits.length === 0);
       if (more) this.schedule(a);
       else if (a.commits.length > 0 || a.failing) setTimeout(() => this.schedule(a), 1_000).unref();
@@ -348,7 +352,8 @@ export class CreditLedger implements CreditRepository {
   /** Resolves once every write queued so far is on disk. */
   async drain(): Promise<void> {
     const busy = (): boolean => [...this.accounts.values()].some((a) => a.writing || a.holds.length + a.commits.length + a.adds.length + a.releases.length > 0);
-    const until = Date.now() + 10_000;
-    while (busy() && Date.now() < until) await new Promise((r) => setTimeout(r, 5));
+    await this.settled.until(() => !busy(), 10_000);
+    // Lines written lazily (releases alone) are on disk once their journal drained.
+    for (const a of this.accounts.values()) await a.journal?.drain().catch(() => undefined);
   }
 }

@@ -3,6 +3,7 @@ import { GatewayError, errorMessage } from '../../domain/errors.js';
 import { MAX_CREDITS } from '../../domain/limits.js';
 import type { CreditHold, CreditRepository, CreditsDoc } from '../ports/credits.js';
 import type { Db } from './db.js';
+import { SettleSignal } from '../../domain/settle-signal.js';
 import { CHANGES, LIVE_SESSIONS, type Session } from './session.js';
 
 interface Waiter<T> {
@@ -57,6 +58,8 @@ export class PgCredits implements CreditRepository {
   private readonly forgotten = new Set<string>();
   private nextHold = 1;
   private closing = false;
+  /** Woken when a batch ends or a send settles: forget and close wait on it. */
+  private readonly settled = new SettleSignal();
 
   constructor(
     private readonly db: Db,
@@ -161,7 +164,10 @@ export class PgCredits implements CreditRepository {
         return new Promise<number>((resolve, reject) => {
           a.commits.push({ n, resolve, reject });
           this.schedule(a);
-        }).finally(() => (a.inFlight -= 1));
+        }).finally(() => {
+          a.inFlight -= 1;
+          this.settled.wake();
+        });
       },
       release: () => {
         if (settled) return;
@@ -218,10 +224,7 @@ export class PgCredits implements CreditRepository {
     const a = this.accounts.get(id);
     if (!a) return;
     a.removed = true;
-    const until = Date.now() + waitMs;
-    while ((a.writing || a.inFlight > 0 || a.holds.length + a.commits.length + a.releases.length + a.doubtful.length > 0) && Date.now() < until) {
-      await new Promise((r) => setTimeout(r, 5));
-    }
+    await this.settled.until(() => !(a.writing || a.inFlight > 0 || a.holds.length + a.commits.length + a.releases.length + a.doubtful.length > 0), waitMs);
     this.accounts.delete(id);
   }
 
@@ -278,6 +281,7 @@ export class PgCredits implements CreditRepository {
       commits.forEach((c) => c.reject(new GatewayError('STORAGE_UNAVAILABLE', 'the message was sent, but its debit could not be stored yet; do not resend it', { cause: err })));
     } finally {
       a.writing = false;
+      setImmediate(() => this.settled.wake());
       const waiting = a.holds.length + a.commits.length + a.releases.length + a.doubtful.length > 0;
       if (waiting && !failed) this.schedule(a);
       else if (waiting && !this.closing) setTimeout(() => this.schedule(a), 1_000).unref();
@@ -289,10 +293,11 @@ export class PgCredits implements CreditRepository {
     this.closing = true;
     const busy = (): boolean => [...this.accounts.values()].some((a) => a.writing || a.holds.length + a.commits.length + a.releases.length + a.doubtful.length > 0);
     for (const a of this.accounts.values()) if (!a.writing && busy()) this.schedule(a);
+    // A batch that failed is not tried again on its own while closing (see write): every 100 ms here.
     const until = Date.now() + 10_000;
     while (busy() && Date.now() < until) {
       for (const a of this.accounts.values()) if (!a.writing && a.holds.length + a.commits.length + a.releases.length + a.doubtful.length > 0) this.schedule(a);
-      await new Promise((r) => setTimeout(r, 5));
+      await this.settled.until(() => !busy(), Math.min(100, until - Date.now()));
     }
   }
 }
