@@ -80,7 +80,8 @@ import { CreditStore } from '../src/storage/files/credits.js';
 import { UNGUARDED } from '../src/fs/write-guard.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const BIN = join(ROOT, 'bin/gateway');
+// BENCH_GATEWAY_BIN: another build's bin/gateway (a before/after comparison with the same harness).
+const BIN = process.env.BENCH_GATEWAY_BIN ?? join(ROOT, 'bin/gateway');
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 
 function log(line: string): void {
