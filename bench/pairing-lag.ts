@@ -91,7 +91,9 @@ export async function startPairingLag(options: { base: string; instanceId: strin
 
 /** Sends `rate` per second, open-loop, until the parent says stop; then reports every latency. */
 function pacedSender(url: string, apiKey: string, rate: number, body: string): void {
-  const agent = new Agent({ keepAlive: true, maxSockets: Infinity });
+  // At most 64 connections: a send beyond them waits in the agent, its latency still counted from
+  // when it was due (open-loop), without the sender piling thousands of sockets on a stalled daemon.
+  const agent = new Agent({ keepAlive: true, maxSockets: 64 });
   const target = new URL(url);
   const latencies: number[] = [];
   let failures = 0;

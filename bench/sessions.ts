@@ -24,7 +24,8 @@
  * `sessions_login_s`, `sessions_idle_cpu_pct`, `reconnect_heap_growth_pct`: heap after round R (10)
  * of the double dropping every connection and all logging in again, against the heap after round
  * 1, ...) and, while its accounts pair, the pairing stall (bench/pairing-lag.ts:
- * `pairing_loop_lag_ms`, `pairing_send_p99_ms`). The 5,000 stage gives `sessions5k_mb_each`,
+ * `pairing_loop_lag_ms`, `pairing_send_p99_ms`; then `quiet_loop_lag_ms` and `quiet_send_p99_ms`, the
+ * same probe for 15 s with nothing pairing, to read them against). The 5,000 stage gives `sessions5k_mb_each`,
  * `sessions5k_login_s`, `sessions5k_idle_cpu_pct` and `reconnect5k_heap_growth_pct`; with
  * BENCH_SESSIONS below 5000 these keys are absent (not measured).
  *
@@ -92,6 +93,8 @@ const MB = 1024 * 1024;
 const round1 = (n: number): number => Math.round(n * 10) / 10;
 const round2 = (n: number): number => Math.round(n * 100) / 100;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** The contact instance 0's probe sends go to (a contact of the double, which decrypts them). */
+const PROBE_TO = '+15550001000';
 const mean = (xs: number[]): number => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
 
 /** Polls until `check` returns a value (not undefined/false), or throws after `ms`. */
@@ -262,7 +265,7 @@ export async function sessionsBench(bin: string, log: (line: string) => void, op
       const t0 = performance.now();
       // Instance 0 first: the connected instance whose sends are timed while the others pair.
       await pairOne(0);
-      const to = await double.contact('+15550001000');
+      const to = await double.contact(PROBE_TO);
       const lag = n > 1 ? await startPairingLag({ base: base(), instanceId: instances[0]!.id, apiKey: instances[0]!.apiKey, to, log }) : null;
       try {
         await pairRange(1, n, lag);
@@ -366,6 +369,15 @@ export async function sessionsBench(bin: string, log: (line: string) => void, op
           sessions_pair_s: round1(s.pairS),
         });
         if (pairing) Object.assign(result, pairing);
+        // The same probe with nothing pairing: the reference the pairing figures are read against
+        // (on a shared machine, compare these two, not a figure against its budget alone).
+        if (n > 1) {
+          const quiet = await startPairingLag({ base: base(), instanceId: instances[0]!.id, apiKey: instances[0]!.apiKey, to: PROBE_TO, log });
+          await sleep(15_000);
+          const q = await quiet.stop();
+          Object.assign(result, { quiet_loop_lag_ms: q.pairing_loop_lag_ms, quiet_send_p99_ms: q.pairing_send_p99_ms, quiet_send_p50_ms: q.pairing_send_p50_ms });
+          log(`sessions: the same sends with nothing pairing (15 s, ${n} idle sessions): daemon event loop lag up to ${q.pairing_loop_lag_ms} ms; p50 ${q.pairing_send_p50_ms} ms, p99 ${q.pairing_send_p99_ms} ms, ${q.pairing_send_failures} failed`);
+        }
       }
       if (n === 5000) {
         const r = first ? { growth: result.reconnect_heap_growth_pct!, roundS: result.reconnect_round_s! } : await reconnectRounds(n, false);
@@ -387,6 +399,11 @@ export async function sessionsBench(bin: string, log: (line: string) => void, op
     const errors = await double.errors();
     if (errors.count > 0) log(`sessions: ${errors.count} double errors, first: ${JSON.stringify(errors.first.slice(0, 3))}`);
     return result as SessionsResult;
+  } catch (err) {
+    // What the daemon said last, and why a fetch failed (undici hides it in `cause`).
+    const cause = err instanceof Error && err.cause instanceof Error ? ` (cause: ${err.cause.message})` : '';
+    log(`sessions: failed${cause}; the daemon ${gw.child.exitCode === null ? 'still runs' : `exited ${gw.child.exitCode ?? gw.child.signalCode}`}; its stderr ends with:\n${gw.stderr().slice(-3000)}`);
+    throw err;
   } finally {
     disconnect();
     await gw.stop();
