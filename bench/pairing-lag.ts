@@ -18,7 +18,7 @@
 import { fork } from 'node:child_process';
 import { request, Agent } from 'node:http';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { percentile, promValue } from './lib.js';
+import { fetchRetry, percentile, promValue } from './lib.js';
 
 export interface PairingLagResult {
   pairing_loop_lag_ms: number;
@@ -41,7 +41,7 @@ const THIS_FILE = fileURLToPath(import.meta.url);
 
 export async function startPairingLag(options: { base: string; instanceId: string; apiKey: string; to: string; rate?: number; log?: (line: string) => void }): Promise<PairingLag> {
   const rate = options.rate ?? Number(process.env.BENCH_PAIRING_SEND_RATE ?? 50);
-  const scrape = async (): Promise<number> => promValue(await (await fetch(`${options.base}/metrics`)).text(), 'nodejs_eventloop_lag_max_seconds') * 1000;
+  const scrape = async (): Promise<number> => promValue(await (await fetchRetry(`${options.base}/metrics`)).text(), 'nodejs_eventloop_lag_max_seconds') * 1000;
   await scrape(); // resets the gauge: what came before (instance 0's own pairing) is not counted
   let max = 0;
   let window = 0;
@@ -139,6 +139,8 @@ function pacedSender(url: string, apiKey: string, rate: number, body: string): v
     done = true;
     process.send!({ latencies, failures, firstFailure } satisfies SenderReport, () => process.exit(0));
   };
+  // The bench gone (killed, crashed): stop sending at once.
+  process.on('disconnect', () => process.exit(0));
   process.on('message', () => {
     stopping = true;
     clearInterval(timer);

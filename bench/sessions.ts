@@ -46,7 +46,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { childPreloadEnv } from '../test/protocol-double/index.js';
 import { mediaTrustEnv } from '../test/protocol-double/media.js';
 import { DoubleProcess } from '../test/protocol-double/process.js';
-import { cpuSeconds, initDataDir, Inspector, promValue, rssMb, startDaemon, type DaemonProc } from './lib.js';
+import { cpuSeconds, fetchRetry, initDataDir, Inspector, promValue, rssMb, startDaemon, type DaemonProc } from './lib.js';
 import { startPairingLag, type PairingLag, type PairingLagResult } from './pairing-lag.js';
 
 /** The keys of the first stage (1,000 sessions, or BENCH_SESSIONS if smaller), as before the curve. */
@@ -152,7 +152,7 @@ export async function sessionsBench(bin: string, log: (line: string) => void, op
     inspector = null;
   };
   const base = () => `http://127.0.0.1:${gw.port}`;
-  const metrics = async () => (await fetch(`${base()}/metrics`)).text();
+  const metrics = async () => (await fetchRetry(`${base()}/metrics`)).text();
   const connected = async () => promValue(await metrics(), 'gateway_connections{status="connected"}');
   const memory = async (label: string) => {
     const m = await (await insp()).memoryAfterGc();
@@ -192,7 +192,7 @@ export async function sessionsBench(bin: string, log: (line: string) => void, op
     log(`sessions: heap snapshot ${file}`);
   };
   const api = async (method: string, path: string, headers: Record<string, string>, body?: unknown) => {
-    const res = await fetch(`${base()}${path}`, { method, headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+    const res = await fetchRetry(`${base()}${path}`, { method, headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
     return { status: res.status, body: (await res.json().catch(() => ({}))) as Record<string, unknown> };
   };
 
