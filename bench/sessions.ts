@@ -41,6 +41,7 @@
  * Run alone: `npm run build && BENCH_SESSIONS=1000 node --import=tsx bench/sessions.ts`.
  */
 import { rm, writeFile } from 'node:fs/promises';
+import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { childPreloadEnv } from '../test/protocol-double/index.js';
@@ -106,6 +107,33 @@ async function until<T>(check: () => Promise<T | undefined | false> | T | undefi
     if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
     await sleep(every);
   }
+}
+
+/**
+ * A request on a connection of its own (no keep-alive): a POST is not tried again (it may have
+ * created an instance), so it must not ride a pooled socket the daemon may be closing (the race
+ * that killed a 5k run on a loaded machine with "fetch failed").
+ */
+function freshRequest(url: string, method: string, headers: Record<string, string>, body?: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
+  const payload = body === undefined ? undefined : JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { method, agent: false, headers: { ...headers, ...(payload === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) }) } }, (res) => {
+      let text = '';
+      res.on('data', (d: Buffer) => (text += d.toString()));
+      res.on('end', () => {
+        let parsed: Record<string, unknown> = {};
+        try {
+          parsed = JSON.parse(text) as Record<string, unknown>;
+        } catch {
+          // not JSON
+        }
+        resolve({ status: res.statusCode ?? 0, body: parsed });
+      });
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(payload);
+  });
 }
 
 /** Runs `work(i)` for i in [from, to) with at most `concurrency` at once. */
@@ -192,6 +220,7 @@ export async function sessionsBench(bin: string, log: (line: string) => void, op
     log(`sessions: heap snapshot ${file}`);
   };
   const api = async (method: string, path: string, headers: Record<string, string>, body?: unknown) => {
+    if (method !== 'GET') return freshRequest(`${base()}${path}`, method, headers, body);
     const res = await fetchRetry(`${base()}${path}`, { method, headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
     return { status: res.status, body: (await res.json().catch(() => ({}))) as Record<string, unknown> };
   };
