@@ -144,10 +144,13 @@ async function pool(from: number, to: number, concurrency: number, work: (i: num
   }));
 }
 
-/** The stages: 1,000, 2,000, 5,000 up to N, starting at min(N, 1,000) and ending at N. */
-export function curveStages(n: number): number[] {
-  const first = Math.min(n, 1000);
-  return [...new Set([first, ...[2000, 5000].filter((p) => p > first && p < n), n])];
+/**
+ * The stages: `points` (1,000, 2,000, 5,000; BENCH_SESSIONS_CURVE=a,b,c for a quick check of the
+ * stage logic with a few sessions) up to N, starting at min(N, the first point) and ending at N.
+ */
+export function curveStages(n: number, points: number[] = [1000, 2000, 5000]): number[] {
+  const first = Math.min(n, points[0] ?? n);
+  return [...new Set([first, ...points.filter((p) => p > first && p < n), n])];
 }
 
 export async function sessionsBench(bin: string, log: (line: string) => void, opts: SessionsOptions = {}): Promise<SessionsResult> {
@@ -158,7 +161,7 @@ export async function sessionsBench(bin: string, log: (line: string) => void, op
   const PAIR_CONCURRENCY = Number(process.env.BENCH_SESSIONS_PAIR_CONCURRENCY ?? 8);
   const snapshots = process.env.BENCH_SESSIONS_SNAPSHOTS;
   const profiles = process.env.BENCH_SESSIONS_PROFILES;
-  const stages = curveStages(N);
+  const stages = curveStages(N, process.env.BENCH_SESSIONS_CURVE ? process.env.BENCH_SESSIONS_CURVE.split(',').map(Number) : undefined);
 
   const double = await DoubleProcess.start({ accountData: 'realistic', recordStanzas: false });
   const { dataDir, secret } = await initDataDir(bin, (c) => {
