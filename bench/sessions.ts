@@ -252,11 +252,11 @@ export async function sessionsBench(bin: string, log: (line: string) => void, op
     let done = 0;
     await pool(from, to, PAIR_CONCURRENCY, async (i) => {
       await pairOne(i);
-      done += 1;
-      if ((from + done) % 100 === 0 || from + done === to) {
+      const count = from + ++done; // taken before the await below, which other workers pass
+      if (count % 100 === 0 || count === to) {
         // The lag gauge resets at every scrape: while the probe runs, it is the only reader.
         const lagMs = lag ? lag.windowLagMs() : promValue(await metrics(), 'nodejs_eventloop_lag_max_seconds') * 1000;
-        log(`sessions: ${from + done}/${to} paired and synced (${round1((performance.now() - started) / 1000)} s; daemon event loop lag up to ${Math.round(lagMs)} ms since the last report)`);
+        log(`sessions: ${count}/${to} paired and synced (${round1((performance.now() - started) / 1000)} s; daemon event loop lag up to ${Math.round(lagMs)} ms since the last report)`);
       }
     });
     return (performance.now() - started) / 1000;
