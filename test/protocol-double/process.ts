@@ -175,7 +175,10 @@ export class DoubleProcess {
 async function serve(options: DoubleProcessOptions): Promise<void> {
   const { ProtocolDouble } = await import('./server.js');
   const double = await ProtocolDouble.start(options satisfies ProtocolDoubleOptions);
-  const send = (m: unknown) => process.send!(m);
+  // The parent gone mid-answer (EPIPE): exit quietly instead of crashing on an 'error' event.
+  const send = (m: unknown) => {
+    if (process.connected) process.send!(m, undefined, undefined, (err: Error | null) => err && process.exit(0));
+  };
   const device = (key: string) => {
     const d = double.devices.get(key);
     if (!d) throw new Error(`no device ${key}`);
