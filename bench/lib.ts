@@ -311,6 +311,23 @@ export async function cpuSeconds(pid: number): Promise<number> {
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
+/**
+ * fetch() that tries a GET again (up to 3 times) when the connection failed: on a machine loaded
+ * enough to stall event loops for seconds, undici may reuse a keep-alive socket the daemon has just
+ * closed (its keepAliveTimeout is 5 s), and a bench should not die of that. Other methods are not
+ * retried (a create might have happened).
+ */
+export async function fetchRetry(url: string, init: RequestInit = {}): Promise<Response> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await fetch(url, init);
+    } catch (err) {
+      if ((init.method ?? 'GET') !== 'GET' || attempt >= 3) throw err;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+}
+
 /** The value of one Prometheus sample (`name{labels}`), or 0 if absent. */
 export function promValue(text: string, sample: string): number {
   for (const line of text.split('\n')) if (line.startsWith(`${sample} `)) return Number(line.slice(sample.length + 1));
