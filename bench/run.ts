@@ -351,13 +351,8 @@ async function main(): Promise<void> {
   await rm(premium.dataDir, { recursive: true, force: true });
   const webhooks = await webhookRun();
   const backlog = await backlogRun();
-  // TODO(busy host, item 2): bench/sessions.ts on this branch takes no options yet. Once it takes
-  // `{ n, onConnected }` (branch h-sess), replace the line below with
-  //   const sessions: Record<string, number> = { ...(await sessionsBench(BIN, log, { onConnected: (daemon) => busyBench(daemon, SECONDS, log) })) };
-  // and add `c.webhooks.allowPrivateTargets = true` to its initDataDir patch (the receiver is on
-  // 127.0.0.1; without it webhook_eps_busy is logged as not measured). Until then
-  // send_vs_koa_busy and webhook_eps_busy are absent; BENCH_ONLY=busy gives them with no sessions.
-  const sessions: Record<string, number> = { ...(await sessionsBench(BIN, log)) };
+  // The busy host (item 2): the send and webhook figures again with every session connected.
+  const sessions: Record<string, number> = { ...(await sessionsBench(BIN, log, { onConnected: (daemon) => busyBench(daemon, SECONDS, log) })) };
   const cluster = await clusterBench(BIN, log, koaRps, SECONDS);
   const result = {
     send_rps: Math.round(ten.rps),

@@ -171,6 +171,8 @@ export async function sessionsBench(bin: string, log: (line: string) => void, op
     // measure the queue, not the stall, and every instance needs credits to send at all.
     c.sending = { ...c.sending, minIntervalMs: 0, jitterMs: 0 };
     c.plans = { ...c.plans, initialCredits: 1_000_000_000 };
+    // The busy-host webhook figure (bench/busy.ts, through onConnected) delivers to a receiver on 127.0.0.1.
+    c.webhooks = { ...c.webhooks, allowPrivateTargets: true };
   });
   const env = { ...childPreloadEnv(), ...mediaTrustEnv(double.mediaHost) };
   const nodeArgs = process.env.BENCH_SESSIONS_NODE_ARGS ? process.env.BENCH_SESSIONS_NODE_ARGS.split(' ') : [];
