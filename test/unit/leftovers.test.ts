@@ -4,6 +4,7 @@ import { existsSync, mkdirSync, readdirSync, utimesSync, writeFileSync } from 'n
 import { basename, join } from 'node:path';
 import { tempPath } from '../../src/fs/atomic-write.js';
 import { Journal } from '../../src/storage/files/journal.js';
+import { lockDataDir, unlockDataDir } from '../../src/storage/files/data-dir-lock.js';
 import { removeDataDirLeftovers, removeLeftovers } from '../../src/storage/files/leftovers.js';
 import { storePaths } from '../../src/storage/files/paths.js';
 import { acquireLock } from '../../src/storage/files/owner-lock.js';
@@ -100,4 +101,23 @@ test('every folder the store writes in is swept: messages, media and flows per i
   for (const p of planted) t.false(existsSync(p));
   t.true(existsSync(join(paths.flowsDir, id, 'keep.json')));
   t.is(readdirSync(join(paths.mediaDir, 'not-an-instance')).length, 1);
+});
+
+test('issue 21 item 6: taking the data dir lock removes every young temp file below it of a dead writer (thousands after a full disk), and keeps a live one', async (t) => {
+  const dataDir = await tempDir('gw-leftovers-');
+  const paths = storePaths(dataDir);
+  mkdirSync(paths.creditsDir, { recursive: true });
+  const dead = spawnSync(process.execPath, ['-e', '0']).pid!;
+  const live = spawn('sleep', ['60'], { stdio: 'ignore' });
+  t.teardown(() => void live.kill('SIGKILL'));
+  // Written a moment ago (younger than the 30 s any unlocked sweep waits), as a write that failed
+  // on a full disk leaves them.
+  const young = Array.from({ length: 500 }, (_, i) => temp(`inst_${String(i).padStart(12, 'a')}.jsonl`, dead));
+  for (const name of young) writeFileSync(join(paths.creditsDir, name), '');
+  const liveFile = temp('inst_live.jsonl', live.pid!);
+  writeFileSync(join(paths.creditsDir, liveFile), '');
+
+  const lock = await lockDataDir(dataDir, 'daemon', 0);
+  t.teardown(() => unlockDataDir(lock));
+  t.deepEqual(readdirSync(paths.creditsDir), [liveFile], 'every dead writer\'s temp file went, however young');
 });
