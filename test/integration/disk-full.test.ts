@@ -73,8 +73,8 @@ test('a full disk refuses the send with 503 STORAGE_UNAVAILABLE before it leaves
   await fill(filler);
   // Appends that fit in blocks the files already have still succeed (they are stored, so those
   // sends leave and are debited). As the room runs out, a send whose debit no longer fits is answered
-  // 503 "was sent ... do not resend" (its debit stays queued); then a send whose reservation cannot
-  // be stored is refused before it leaves.
+  // 500 SENT_NOT_RECORDED with its messageId (its debit stays queued); then a send whose reservation
+  // cannot be stored is refused before it leaves (503 STORAGE_UNAVAILABLE).
   let ok = 1;
   let sentUndebited = 0;
   const undebitedIds: string[] = [];
@@ -106,8 +106,8 @@ test('a full disk refuses the send with 503 STORAGE_UNAVAILABLE before it leaves
   t.is(refused!.status, 503, JSON.stringify(refused!.body));
   t.is(refused!.body.error?.code, 'STORAGE_UNAVAILABLE');
   t.regex(refused!.body.error?.message ?? '', /nothing was sent/);
-  // Whatever the disk still takes, each answer tells the truth: 200 (sent, debited), 503 "the
-  // message was sent" (sent, debit queued), or 503 "nothing was sent" (and it was not).
+  // Whatever the disk still takes, each answer tells the truth: 200 (sent, debited), 500
+  // SENT_NOT_RECORDED (sent, debit queued), or 503 "nothing was sent" (and it was not).
   for (let i = 0; i < 20; i++) {
     const text = `still full ${i}`;
     const res = await d.request('POST', `/api/${id}/send`, { key, json: { phone: '+15551234567', message: text } });
