@@ -11,13 +11,7 @@ test('live events opened on the node that does not run the instance stream what 
   t.timeout(60_000);
   const cluster = await startGatewayCluster({ nodes: 2 });
   t.teardown(() => cluster.close());
-  const created = await cluster.request(0, 'POST', '/api/instances/create', { secret: cluster.secret, json: { sandbox: true, credits: 5 } });
-  t.is(created.status, 201, JSON.stringify(created.body));
-  const { instanceId: id, apiKey: key } = created.body as { instanceId: string; apiKey: string };
-  t.is((await cluster.request(0, 'POST', `/api/${id}/sandbox/scan`, { key })).status, 200);
-  const owner = cluster.nodeIds.indexOf((await cluster.ownerOf(id))!);
-  t.not(owner, -1);
-  const other = 1 - owner;
+  const { id, key, other } = await cluster.sandboxWithOwner(5);
   const url = `${cluster.nodes[other]!.url}/api/${id}/events`;
   t.is((await fetch(url, { headers: { 'x-api-key': 'gw_live_wrong' } })).status, 401);
 

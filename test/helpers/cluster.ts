@@ -26,6 +26,8 @@ export interface GatewayCluster {
   request(i: number, method: string, path: string, options?: RequestOptions): Promise<ApiResponse>;
   /** Which node runs the instance now (admin view), or null. */
   ownerOf(instanceId: string, via?: number): Promise<string | null>;
+  /** A connected sandbox instance with `credits`, created through node 0, and which of two nodes runs it (`owner`) and which does not (`other`). */
+  sandboxWithOwner(credits: number): Promise<{ id: string; key: string; owner: number; other: number }>;
   kill9(i: number): Promise<void>;
   /** Starts node `i` again on its data dir. */
   restart(i: number): Promise<void>;
@@ -85,6 +87,16 @@ export async function startGatewayCluster(options: { nodes?: number; double?: Pr
       async ownerOf(id, via = 0) {
         const res = await request(nodes[via]!.url, 'GET', `/api/instances/${id}`, { secret });
         return (res.body?.node as string | null | undefined) ?? null;
+      },
+      async sandboxWithOwner(credits) {
+        const created = await request(nodes[0]!.url, 'POST', '/api/instances/create', { secret, json: { sandbox: true, credits } });
+        if (created.status !== 201) throw new Error(`create: ${created.status} ${JSON.stringify(created.body)}`);
+        const { instanceId: id, apiKey: key } = created.body as { instanceId: string; apiKey: string };
+        const scan = await request(nodes[0]!.url, 'POST', `/api/${id}/sandbox/scan`, { key });
+        if (scan.status !== 200) throw new Error(`scan: ${scan.status}`);
+        const owner = nodeIds.indexOf((await self.ownerOf(id)) ?? '');
+        if (owner === -1) throw new Error(`no node runs ${id}`);
+        return { id, key, owner, other: 1 - owner };
       },
       async kill9(i) {
         nodes[i]!.kill('SIGKILL');

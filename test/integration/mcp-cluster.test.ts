@@ -17,13 +17,7 @@ test('an MCP client on a node that does not run the instance is served by its ow
   t.timeout(120_000);
   const cluster = await startGatewayCluster({ nodes: 2 });
   t.teardown(() => cluster.close());
-  const created = await cluster.request(0, 'POST', '/api/instances/create', { secret: cluster.secret, json: { sandbox: true, credits: 5 } });
-  t.is(created.status, 201, JSON.stringify(created.body));
-  const { instanceId: id, apiKey: key } = created.body as { instanceId: string; apiKey: string };
-  t.is((await cluster.request(0, 'POST', `/api/${id}/sandbox/scan`, { key })).status, 200);
-  const owner = cluster.nodeIds.indexOf((await cluster.ownerOf(id))!);
-  t.not(owner, -1);
-  const other = 1 - owner;
+  const { id, key, owner, other } = await cluster.sandboxWithOwner(5);
 
   const client = new Client({ name: 'cluster-mcp-test', version: '1.0.0' });
   await client.connect(new StreamableHTTPClientTransport(new URL(`${cluster.nodes[other]!.url}/api/${id}/mcp`), { requestInit: { headers: { authorization: `Bearer ${key}` } } }));
