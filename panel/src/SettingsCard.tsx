@@ -144,7 +144,7 @@ export function SettingsCard({ id, session, sandbox }: { id: string; session: Se
       } else {
         const field = fieldOf(err);
         if (field) setErrors({ [field]: err instanceof Error ? err.message : String(err) });
-        setSaid({ ok: false, text: field ? 'Not saved: see the field marked below.' : errorText(err) });
+        setSaid({ ok: false, text: field ? 'Not saved: see the field marked above.' : errorText(err) });
       }
     } finally {
       setBusy(false);
