@@ -8,6 +8,7 @@ import type { InboundMessage } from '../../schemas/events.js';
 import type { MediaRepository } from '../ports/media.js';
 import { SEARCH_SCAN, messageMatches, type ChatPage, type ChatSummary, type InboundExtra, type MessageRepository, type StatusChange, type StoredMessage, type StoredVote } from '../ports/messages.js';
 import type { Db } from './db.js';
+import { GroupWrites } from './group-writes.js';
 
 export interface PgMessagesOptions {
   db: Db;
@@ -31,9 +32,41 @@ interface MessageRow {
 
 const COLUMNS = 'body, status, updated_at, edited_text, deleted, reactions, votes, error';
 
-/** Whether a status may follow another (never backwards; `failed` only before delivery), as SQL on `old.status` and $3. */
-const FORWARD = `(old.status <> 'failed' AND CASE WHEN $3 = 'failed' THEN old.status IN ('pending', 'sent')
-  ELSE array_position(ARRAY['pending', 'sent', 'delivered', 'read', 'played'], $3::text) > array_position(ARRAY['pending', 'sent', 'delivered', 'read', 'played'], old.status) END)`;
+const ORDER = "ARRAY['pending', 'sent', 'delivered', 'read', 'played']";
+
+/** Whether status `to` may follow `old.status` (never backwards; `failed` only before delivery), as SQL. */
+function forward(to: string): string {
+  return `(old.status <> 'failed' AND CASE WHEN ${to} = 'failed' THEN old.status IN ('pending', 'sent')
+  ELSE array_position(${ORDER}, ${to}::text) > array_position(${ORDER}, old.status) END)`;
+}
+
+/** A message row to insert, as the batch statement's arrays take it. */
+interface NewRow {
+  kept: StoredMessage;
+}
+
+/** A status to set, as the batch statement's arrays take it. */
+interface NewStatus {
+  messageId: string;
+  status: MessageStatus;
+  error: string | null;
+}
+
+/** Items whose `id` appears once, and the rest (a statement touches each row at most once). */
+function firstOfEach<T>(items: readonly T[], id: (item: T) => string): { first: Array<[number, T]>; rest: Array<[number, T]> } {
+  const seen = new Set<string>();
+  const first: Array<[number, T]> = [];
+  const rest: Array<[number, T]> = [];
+  items.forEach((item, i) => {
+    const k = id(item);
+    if (seen.has(k)) rest.push([i, item]);
+    else {
+      seen.add(k);
+      first.push([i, item]);
+    }
+  });
+  return { first, rest };
+}
 
 /** A stored row with what happened to it since merged in, as the files engine answers it. */
 function merged(row: MessageRow): StoredMessage {
@@ -67,6 +100,9 @@ function merged(row: MessageRow): StoredMessage {
 export class PgMessages implements MessageRepository {
   private readonly pruned = new Map<string, Promise<void>>();
   private sweepTimer: TimerHandle | null = null;
+  /** New messages and statuses, batched per instance and durability (group-writes.ts). */
+  private readonly inserts = new GroupWrites<NewRow, void>((key, rows) => this.insertBatch(key.slice(2), rows, key[0] === 'd'));
+  private readonly statuses = new GroupWrites<NewStatus, StatusChange | null>((key, items) => this.statusBatch(key.slice(2), items, key[0] === 'd'));
 
   constructor(private readonly options: PgMessagesOptions) {}
 
@@ -108,39 +144,53 @@ export class PgMessages implements MessageRepository {
   /** Stores a message (a duplicate id is ignored) and evicts the oldest of its chat past the bound. */
   private async insert(instanceId: string, m: StoredMessage, durable: boolean): Promise<void> {
     await this.ready(instanceId);
-    const kept = this.trim(m);
-    // The statement is prepared (db.ts), and its generic plan must be right whatever the tables held
-    // when it was made: rows are deleted by their primary key (a join on instance_id alone was
-    // planned, on a new database, as a scan of the whole instance: 7 ms a send instead of 0.2), and
-    // the bound is part of the text so the planner knows it. The new row is not among those the
-    // statement sees: keep one fewer of them.
-    const keep = Math.max(0, Math.floor(this.options.history.maxMessagesPerChat) - 1);
+    await this.inserts.add(`${durable ? 'd' : 'l'}:${instanceId}`, { kept: this.trim(m) });
+  }
+
+  /**
+   * One statement for a batch of one instance's new messages: the rows, then, per chat they went
+   * to, the eviction of its oldest past `history.maxMessagesPerChat` (with their media).
+   */
+  private async insertBatch(instanceId: string, rows: NewRow[], durable: boolean): Promise<void[]> {
+    const col = <V>(f: (m: StoredMessage) => V): V[] => rows.map((r) => f(r.kept));
+    // The statement is prepared (db.ts), and its plan must be right whatever the tables held when
+    // it was made: rows are deleted by their primary key (a join on instance_id alone was planned,
+    // on a new database, as a scan of the whole instance: 7 ms a send instead of 0.2), and the
+    // bound is part of the text so the planner knows it. The new rows are not among those the
+    // statement's eviction sees: per chat, it keeps the bound less the rows that chat received.
+    const max = Math.max(0, Math.floor(this.options.history.maxMessagesPerChat));
     await this.db.query(
       'message store',
-      `WITH ins AS (
+      `WITH v AS (SELECT * FROM unnest($2::text[], $3::text[], $4::boolean[], $5::text[], $6::text[], $7::bigint[], $8::bigint[], $9::text[], $10::boolean[], $11::text[], $12::text[], $13::boolean[])
+          WITH ORDINALITY AS v(message_id, chat_id, from_me, from_name, status, ts, updated_at, body, deleted, reactions, error, has_media, ord)),
+      ins AS (
         INSERT INTO messages (instance_id, message_id, chat_id, from_me, from_name, status, ts, updated_at, body, deleted, reactions, error, has_media)
-        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) ON CONFLICT DO NOTHING RETURNING 1),
+        SELECT $1, message_id, chat_id, from_me, from_name, status, ts, updated_at, body, deleted, reactions::jsonb, error, has_media FROM v ORDER BY ord
+        ON CONFLICT DO NOTHING RETURNING chat_id),
+      per AS (SELECT chat_id, count(*)::integer AS n FROM ins GROUP BY chat_id),
       gone AS (DELETE FROM messages m WHERE m.instance_id = $1 AND m.message_id = ANY (ARRAY(
-        SELECT message_id FROM messages WHERE instance_id = $1 AND chat_id = $3 AND EXISTS (SELECT 1 FROM ins) ORDER BY seq DESC OFFSET ${keep}))
+        SELECT old.message_id FROM per CROSS JOIN LATERAL (
+          SELECT message_id FROM messages WHERE instance_id = $1 AND chat_id = per.chat_id ORDER BY seq DESC OFFSET GREATEST(0, ${max} - per.n)) old))
         RETURNING m.message_id, m.has_media)
       DELETE FROM media d WHERE d.instance_id = $1 AND d.message_id = ANY (ARRAY(SELECT message_id FROM gone WHERE has_media))`,
       [
         instanceId,
-        kept.messageId,
-        kept.chatId,
-        kept.fromMe,
-        !kept.fromMe && kept.fromName !== undefined ? kept.fromName : null,
-        kept.status,
-        kept.timestamp,
-        kept.updatedAt,
-        JSON.stringify(kept),
-        kept.deleted === true,
-        kept.reactions ? JSON.stringify(kept.reactions) : null,
-        kept.error ?? null,
-        kept.media !== undefined,
+        col((m) => m.messageId),
+        col((m) => m.chatId),
+        col((m) => m.fromMe),
+        col((m) => (!m.fromMe && m.fromName !== undefined ? m.fromName : null)),
+        col((m) => m.status),
+        col((m) => m.timestamp),
+        col((m) => m.updatedAt),
+        col((m) => JSON.stringify(m)),
+        col((m) => m.deleted === true),
+        col((m) => (m.reactions ? JSON.stringify(m.reactions) : null)),
+        col((m) => m.error ?? null),
+        col((m) => m.media !== undefined),
       ],
       !durable,
     );
+    return rows.map(() => undefined);
   }
 
   async recordOutgoing(instanceId: string, m: StoredMessage, durable: boolean): Promise<void> {
@@ -174,17 +224,33 @@ export class PgMessages implements MessageRepository {
 
   async setStatus(instanceId: string, messageId: string, status: MessageStatus, error?: string, durable = true): Promise<StatusChange | null> {
     await this.ready(instanceId);
-    const { rows } = await this.db.query<{ from_status: MessageStatus; chat_id: string }>(
+    return this.statuses.add(`${durable ? 'd' : 'l'}:${instanceId}`, { messageId, status, error: error ?? null });
+  }
+
+  /** One statement for a batch of one instance's statuses (a message twice in it: the later in the next). */
+  private async statusBatch(instanceId: string, items: NewStatus[], durable: boolean): Promise<Array<StatusChange | null>> {
+    const out = new Array<StatusChange | null>(items.length).fill(null);
+    const { first, rest } = firstOfEach(items, (i) => i.messageId);
+    const { rows } = await this.db.query<{ message_id: string; from_status: MessageStatus; chat_id: string }>(
       'message store',
-      `WITH old AS (SELECT status FROM messages WHERE instance_id = $1 AND message_id = $2 FOR UPDATE)
-      UPDATE messages m SET status = $3, updated_at = $4, error = COALESCE($5, m.error) FROM old
-      WHERE m.instance_id = $1 AND m.message_id = $2 AND ${FORWARD}
-      RETURNING old.status AS from_status, m.chat_id`,
-      [instanceId, messageId, status, this.options.clock.now(), error ?? null],
+      `WITH v AS (SELECT * FROM unnest($2::text[], $3::text[], $4::text[]) AS v(message_id, status, error)),
+      old AS (SELECT m.message_id, m.status FROM messages m WHERE m.instance_id = $1 AND m.message_id = ANY ($2::text[]) ORDER BY m.message_id FOR UPDATE)
+      UPDATE messages m SET status = v.status, updated_at = $5, error = COALESCE(v.error, m.error) FROM old JOIN v ON v.message_id = old.message_id
+      WHERE m.instance_id = $1 AND m.message_id = old.message_id AND ${forward('v.status')}
+      RETURNING m.message_id, old.status AS from_status, m.chat_id`,
+      [instanceId, first.map(([, i]) => i.messageId), first.map(([, i]) => i.status), first.map(([, i]) => i.error), this.options.clock.now()],
       !durable,
     );
-    const r = rows[0];
-    return r ? { messageId, chatId: r.chat_id, from: r.from_status, to: status } : null;
+    const changed = new Map(rows.map((r) => [r.message_id, r]));
+    for (const [k, i] of first) {
+      const r = changed.get(i.messageId);
+      if (r) out[k] = { messageId: i.messageId, chatId: r.chat_id, from: r.from_status, to: i.status };
+    }
+    if (rest.length > 0) {
+      const later = await this.statusBatch(instanceId, rest.map(([, i]) => i), durable);
+      rest.forEach(([k], j) => (out[k] = later[j] ?? null));
+    }
+    return out;
   }
 
   async edited(instanceId: string, messageId: string, text: string): Promise<boolean> {
