@@ -73,6 +73,33 @@ engineTest('messages: a chat keeps history.maxMessagesPerChat, the oldest go fir
   t.deepEqual(await ids(again), ['M5', 'M4', 'M3']);
 });
 
+engineTest('messages: writes made at the same moment (one batch on PostgreSQL) keep the bound per chat, and one message given two statuses at once keeps the later', async (t, at) => {
+  // Issue 23: PostgreSQL writes the messages and statuses that arrive together as one statement;
+  // the bound, the order and the status rules are those of one write at a time.
+  const config = testConfig({ history: { maxMessagesPerChat: 4 } });
+  const s = await at.open({ config });
+  const now = Date.now();
+  for (let i = 1; i <= 3; i++) await s.messages.recordOutgoing(ID, outgoing(`OLD${i}`, 'a@s.whatsapp.net', now + i), true);
+  await Promise.all(Array.from({ length: 6 }, (_, i) => s.messages.recordOutgoing(ID, outgoing(`NEW${i}`, i < 5 ? 'a@s.whatsapp.net' : 'b@s.whatsapp.net', now + 10 + i), i % 2 === 0)));
+  const page = await s.messages.chatMessages(ID, 'a@s.whatsapp.net', 10);
+  t.deepEqual(page?.messages.map((m) => m.messageId), ['NEW4', 'NEW3', 'NEW2', 'NEW1'], 'the newest 4 of chat a, in the order they were stored');
+  t.is(await s.messages.chatOf(ID, 'NEW5'), 'b@s.whatsapp.net');
+  const [sent, delivered, back, unknown] = await Promise.all([
+    s.messages.setStatus(ID, 'NEW4', 'sent', undefined, false),
+    s.messages.setStatus(ID, 'NEW4', 'delivered', undefined, false),
+    s.messages.setStatus(ID, 'NEW3', 'pending', undefined, false),
+    s.messages.setStatus(ID, 'GONE', 'sent', undefined, false),
+  ]);
+  t.deepEqual(sent, { messageId: 'NEW4', chatId: 'a@s.whatsapp.net', from: 'pending', to: 'sent' });
+  t.deepEqual(delivered, { messageId: 'NEW4', chatId: 'a@s.whatsapp.net', from: 'sent', to: 'delivered' });
+  t.is(back, null, 'never backwards');
+  t.is(unknown, null);
+  await s.close();
+  const again = await at.open({ config });
+  t.is((await again.messages.get(ID, 'NEW4'))?.status, 'delivered');
+  t.is(await again.messages.get(ID, 'NEW0'), null);
+});
+
 engineTest('messages: what is older than history.days is gone at the next start', async (t, at) => {
   const clock = new ManualClock(Date.UTC(2026, 0, 1));
   const config = testConfig({ history: { days: 2 } });

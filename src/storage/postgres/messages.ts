@@ -43,10 +43,12 @@ function forward(to: string): string {
 /** A message row to insert, as the batch statement's arrays take it. */
 interface NewRow {
   kept: StoredMessage;
+  durable: boolean;
 }
 
 /** A status to set, as the batch statement's arrays take it. */
 interface NewStatus {
+  durable: boolean;
   messageId: string;
   status: MessageStatus;
   error: string | null;
@@ -100,9 +102,12 @@ function merged(row: MessageRow): StoredMessage {
 export class PgMessages implements MessageRepository {
   private readonly pruned = new Map<string, Promise<void>>();
   private sweepTimer: TimerHandle | null = null;
-  /** New messages and statuses, batched per instance and durability (group-writes.ts). */
-  private readonly inserts = new GroupWrites<NewRow, void>((key, rows) => this.insertBatch(key.slice(2), rows, key[0] === 'd'));
-  private readonly statuses = new GroupWrites<NewStatus, StatusChange | null>((key, items) => this.statusBatch(key.slice(2), items, key[0] === 'd'));
+  /**
+   * New messages and statuses, batched per instance (group-writes.ts), in the order they came: a
+   * batch is durable when one of its writes must be (the others are flushed with it).
+   */
+  private readonly inserts = new GroupWrites<NewRow, void>((id, rows) => this.insertBatch(id, rows));
+  private readonly statuses = new GroupWrites<NewStatus, StatusChange | null>((id, items) => this.statusBatch(id, items));
 
   constructor(private readonly options: PgMessagesOptions) {}
 
@@ -144,35 +149,37 @@ export class PgMessages implements MessageRepository {
   /** Stores a message (a duplicate id is ignored) and evicts the oldest of its chat past the bound. */
   private async insert(instanceId: string, m: StoredMessage, durable: boolean): Promise<void> {
     await this.ready(instanceId);
-    await this.inserts.add(`${durable ? 'd' : 'l'}:${instanceId}`, { kept: this.trim(m) });
+    await this.inserts.add(instanceId, { kept: this.trim(m), durable });
   }
 
   /**
    * One statement for a batch of one instance's new messages: the rows, then, per chat they went
    * to, the eviction of its oldest past `history.maxMessagesPerChat` (with their media).
    */
-  private async insertBatch(instanceId: string, rows: NewRow[], durable: boolean): Promise<void[]> {
+  private async insertBatch(instanceId: string, rows: NewRow[]): Promise<void[]> {
     const col = <V>(f: (m: StoredMessage) => V): V[] => rows.map((r) => f(r.kept));
     // The statement is prepared (db.ts), and its plan must be right whatever the tables held when
     // it was made: rows are deleted by their primary key (a join on instance_id alone was planned,
     // on a new database, as a scan of the whole instance: 7 ms a send instead of 0.2), and the
     // bound is part of the text so the planner knows it. The new rows are not among those the
-    // statement's eviction sees: per chat, it keeps the bound less the rows that chat received.
-    const max = Math.max(0, Math.floor(this.options.history.maxMessagesPerChat));
+    // statement's eviction sees: per chat, it keeps the bound less the rows that chat received (and
+    // of a batch with more than the bound for one chat, only its newest are stored).
+    const max = Math.max(1, Math.floor(this.options.history.maxMessagesPerChat));
     await this.db.query(
       'message store',
       `WITH v AS (SELECT * FROM unnest($2::text[], $3::text[], $4::boolean[], $5::text[], $6::text[], $7::bigint[], $8::bigint[], $9::text[], $10::boolean[], $11::text[], $12::text[], $13::boolean[])
           WITH ORDINALITY AS v(message_id, chat_id, from_me, from_name, status, ts, updated_at, body, deleted, reactions, error, has_media, ord)),
+      r AS (SELECT v.*, row_number() OVER (PARTITION BY chat_id ORDER BY ord DESC) AS newer FROM v),
       ins AS (
         INSERT INTO messages (instance_id, message_id, chat_id, from_me, from_name, status, ts, updated_at, body, deleted, reactions, error, has_media)
-        SELECT $1, message_id, chat_id, from_me, from_name, status, ts, updated_at, body, deleted, reactions::jsonb, error, has_media FROM v ORDER BY ord
+        SELECT $1, message_id, chat_id, from_me, from_name, status, ts, updated_at, body, deleted, reactions::jsonb, error, has_media FROM r WHERE newer <= ${max} ORDER BY ord
         ON CONFLICT DO NOTHING RETURNING chat_id),
       per AS (SELECT chat_id, count(*)::integer AS n FROM ins GROUP BY chat_id),
       gone AS (DELETE FROM messages m WHERE m.instance_id = $1 AND m.message_id = ANY (ARRAY(
         SELECT old.message_id FROM per CROSS JOIN LATERAL (
           SELECT message_id FROM messages WHERE instance_id = $1 AND chat_id = per.chat_id ORDER BY seq DESC OFFSET GREATEST(0, ${max} - per.n)) old))
         RETURNING m.message_id, m.has_media)
-      DELETE FROM media d WHERE d.instance_id = $1 AND d.message_id = ANY (ARRAY(SELECT message_id FROM gone WHERE has_media))`,
+      DELETE FROM media d WHERE d.instance_id = $1 AND d.message_id = ANY (ARRAY(SELECT message_id FROM gone WHERE has_media UNION ALL SELECT message_id FROM r WHERE newer > ${max} AND has_media))`,
       [
         instanceId,
         col((m) => m.messageId),
@@ -188,7 +195,7 @@ export class PgMessages implements MessageRepository {
         col((m) => m.error ?? null),
         col((m) => m.media !== undefined),
       ],
-      !durable,
+      !rows.some((r) => r.durable),
     );
     return rows.map(() => undefined);
   }
@@ -224,11 +231,11 @@ export class PgMessages implements MessageRepository {
 
   async setStatus(instanceId: string, messageId: string, status: MessageStatus, error?: string, durable = true): Promise<StatusChange | null> {
     await this.ready(instanceId);
-    return this.statuses.add(`${durable ? 'd' : 'l'}:${instanceId}`, { messageId, status, error: error ?? null });
+    return this.statuses.add(instanceId, { durable, messageId, status, error: error ?? null });
   }
 
   /** One statement for a batch of one instance's statuses (a message twice in it: the later in the next). */
-  private async statusBatch(instanceId: string, items: NewStatus[], durable: boolean): Promise<Array<StatusChange | null>> {
+  private async statusBatch(instanceId: string, items: NewStatus[]): Promise<Array<StatusChange | null>> {
     const out = new Array<StatusChange | null>(items.length).fill(null);
     const { first, rest } = firstOfEach(items, (i) => i.messageId);
     const { rows } = await this.db.query<{ message_id: string; from_status: MessageStatus; chat_id: string }>(
@@ -239,7 +246,7 @@ export class PgMessages implements MessageRepository {
       WHERE m.instance_id = $1 AND m.message_id = old.message_id AND ${forward('v.status')}
       RETURNING m.message_id, old.status AS from_status, m.chat_id`,
       [instanceId, first.map(([, i]) => i.messageId), first.map(([, i]) => i.status), first.map(([, i]) => i.error), this.options.clock.now()],
-      !durable,
+      !items.some((i) => i.durable),
     );
     const changed = new Map(rows.map((r) => [r.message_id, r]));
     for (const [k, i] of first) {
@@ -247,7 +254,7 @@ export class PgMessages implements MessageRepository {
       if (r) out[k] = { messageId: i.messageId, chatId: r.chat_id, from: r.from_status, to: i.status };
     }
     if (rest.length > 0) {
-      const later = await this.statusBatch(instanceId, rest.map(([, i]) => i), durable);
+      const later = await this.statusBatch(instanceId, rest.map(([, i]) => i));
       rest.forEach(([k], j) => (out[k] = later[j] ?? null));
     }
     return out;
