@@ -1,6 +1,7 @@
+import type { GatewayEvent } from '../events/types.js';
 import type { DeliveryState } from '../storage/ports/outbox.js';
 
-/** What the scheduler keeps in memory per pending delivery: its state; the body stays in the store. */
+/** What the scheduler keeps in memory per pending delivery: its state (the body stays in the store, and a new one's in memory until its first attempt). */
 export interface PendingDelivery {
   readonly id: string;
   readonly lane: string;
@@ -15,7 +16,19 @@ export interface PendingDelivery {
   abort: AbortController | null;
   /** A test event: asked for now, so attempted before the instance's other due deliveries. */
   readonly urgent: boolean;
+  /**
+   * The event itself, kept from its append until its first attempt (see InstanceQueue.keepEvent),
+   * so that attempt need not read it back from the store; later attempts read the store.
+   */
+  event?: GatewayEvent;
 }
+
+/**
+ * Events kept in memory per instance for their first attempt. On PostgreSQL, reading each event
+ * back was one more round trip per delivery (bench/pg-diag.ts MODE=inbound); 256 covers a burst at
+ * webhooks.concurrency while bounding memory to a few hundred KB per instance.
+ */
+export const KEPT_EVENTS = 256;
 
 /**
  * One instance's queue: every pending delivery in queue order, split into lanes (one per chat,
@@ -30,6 +43,8 @@ export class InstanceQueue {
   lastSeq = 0;
   /** Attempts of this instance in flight (its share of webhooks.concurrency, see fair-share.ts). */
   inFlight = 0;
+  /** Deliveries holding their event in memory (at most KEPT_EVENTS). */
+  private kept = 0;
 
   constructor(readonly instanceId: string) {}
 
@@ -41,8 +56,30 @@ export class InstanceQueue {
     this.lastSeq = Math.max(this.lastSeq, d.seq);
   }
 
+  /**
+   * Keeps a new delivery's event in memory for its first attempt, while fewer than KEPT_EVENTS of
+   * this instance's deliveries hold one: a backlog behind a receiver that is down reads its events
+   * from the store, as after a restart, instead of holding them all.
+   */
+  keepEvent(d: PendingDelivery, event: GatewayEvent): void {
+    if (this.kept >= KEPT_EVENTS || d.event) return;
+    d.event = event;
+    this.kept += 1;
+  }
+
+  /** The kept event of `d` (once: it is let go), or undefined. */
+  takeEvent(d: PendingDelivery): GatewayEvent | undefined {
+    const e = d.event;
+    if (e) {
+      delete d.event;
+      this.kept -= 1;
+    }
+    return e;
+  }
+
   remove(d: PendingDelivery): void {
     if (this.pending.get(d.id) !== d) return;
+    this.takeEvent(d);
     this.pending.delete(d.id);
     const lane = this.lanes.get(d.lane);
     if (!lane) return;

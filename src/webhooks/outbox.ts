@@ -123,6 +123,7 @@ export class Outbox {
     const d = this.pendingOf(stateOf(record), this.options.monotonic());
     d.durable = false;
     q.add(d);
+    q.keepEvent(d, event);
     try {
       await this.store.append(record);
     } catch (err) {
@@ -136,7 +137,8 @@ export class Outbox {
 
   /** The body of a pending delivery (null when the store no longer has it). */
   readEvent(q: InstanceQueue, d: PendingDelivery): Promise<GatewayEvent | null> {
-    return this.store.readEvent(q.instanceId, d.id);
+    const kept = q.takeEvent(d);
+    return kept ? Promise.resolve(kept) : this.store.readEvent(q.instanceId, d.id);
   }
 
   /**
