@@ -5,7 +5,7 @@ import { sql as outbox } from './004-outbox.js';
 import { sql as sessions } from './005-sessions.js';
 import { sql as pollVotes } from './006-poll-votes.js';
 import { sql as operatorsAuditUsage } from './007-operators-audit-usage.js';
-import { sql as fencingPerStatement } from './008-fencing-per-statement.js';
+import { sql as fencingOncePerStatement } from './008-fencing-once-per-statement.js';
 
 export interface Migration {
   /** Applied in this order, each once; never renumbered or edited once released. */
@@ -26,5 +26,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 5, name: 'sessions', sql: sessions },
   { version: 6, name: 'poll-votes', sql: pollVotes },
   { version: 7, name: 'operators-audit-usage', sql: operatorsAuditUsage },
-  { version: 8, name: 'fencing-per-statement', sql: fencingPerStatement },
+  { version: 8, name: 'fencing-once-per-statement', sql: fencingOncePerStatement },
 ];
