@@ -100,6 +100,36 @@ engineTest('messages: writes made at the same moment (one batch on PostgreSQL) k
   t.is(await again.messages.get(ID, 'NEW0'), null);
 });
 
+engineTest('messages: a pending record not yet written takes its statuses (forward only), is found by every read, and is stored by a close', async (t, at) => {
+  // Issue 23: on PostgreSQL a lazy `pending` row waits a few ms for its status and is written once
+  // with it; the port's rules do not change.
+  const s = await at.open();
+  const now = Date.now();
+  await s.messages.recordOutgoing(ID, outgoing('W1', 'w@s.whatsapp.net', now), false);
+  const [found, chatOf] = await Promise.all([s.messages.get(ID, 'W1'), s.messages.chatOf(ID, 'W1')]);
+  t.is(found?.status, 'pending', 'a read finds it at once');
+  t.is(chatOf, 'w@s.whatsapp.net');
+  await s.messages.recordOutgoing(ID, outgoing('W2', 'w@s.whatsapp.net', now + 1), false);
+  const [back, sent, failedLate] = await Promise.all([
+    s.messages.setStatus(ID, 'W2', 'pending', undefined, false),
+    s.messages.setStatus(ID, 'W2', 'sent', undefined, false),
+    s.messages.setStatus(ID, 'W2', 'failed', 'late', false),
+  ]);
+  t.is(back, null, 'never backwards');
+  t.deepEqual(sent, { messageId: 'W2', chatId: 'w@s.whatsapp.net', from: 'pending', to: 'sent' });
+  t.deepEqual(failedLate, { messageId: 'W2', chatId: 'w@s.whatsapp.net', from: 'sent', to: 'failed' }, 'failed may follow sent');
+  await s.messages.recordOutgoing(ID, outgoing('W3', 'w@s.whatsapp.net', now + 2), false);
+  t.deepEqual(await s.messages.setStatus(ID, 'W3', 'delivered'), { messageId: 'W3', chatId: 'w@s.whatsapp.net', from: 'pending', to: 'delivered' }, 'a durable receipt');
+  await s.messages.recordOutgoing(ID, outgoing('W4', 'w@s.whatsapp.net', now + 3), false);
+  await s.close();
+  const again = await at.open();
+  t.is((await again.messages.get(ID, 'W2'))?.status, 'failed');
+  t.is((await again.messages.get(ID, 'W2'))?.error, 'late');
+  t.is((await again.messages.get(ID, 'W3'))?.status, 'delivered');
+  t.is((await again.messages.get(ID, 'W4'))?.status, 'pending', 'a clean close stores what waited');
+  t.deepEqual((await again.messages.chatMessages(ID, 'w@s.whatsapp.net', 10))?.messages.map((m) => m.messageId), ['W4', 'W3', 'W2', 'W1']);
+});
+
 engineTest('messages: what is older than history.days is gone at the next start', async (t, at) => {
   const clock = new ManualClock(Date.UTC(2026, 0, 1));
   const config = testConfig({ history: { days: 2 } });

@@ -30,7 +30,7 @@ test('postgres: writes of an instance whose lease this node does not hold change
     const now = Date.now();
     const results = await Promise.allSettled([
       ...Array.from({ length: 5 }, (_, i) => storage.messages.recordOutgoing('inst_mine0001', outgoing(`MINE${i}`, 'a@s.whatsapp.net', now + i), i % 2 === 0)),
-      storage.messages.recordOutgoing('inst_other001', outgoing('OTHER', 'a@s.whatsapp.net', now), false),
+      storage.messages.recordOutgoing('inst_other001', outgoing('OTHER', 'a@s.whatsapp.net', now), true),
       storage.messages.recordOutgoing('inst_expired1', outgoing('EXPIRED', 'a@s.whatsapp.net', now), true),
     ]);
     t.deepEqual(results.slice(0, 5).map((r) => r.status), ['fulfilled', 'fulfilled', 'fulfilled', 'fulfilled', 'fulfilled'], 'the held instance is written');
@@ -39,6 +39,9 @@ test('postgres: writes of an instance whose lease this node does not hold change
       const err = (r as PromiseRejectedResult).reason as unknown;
       t.true(err instanceof GatewayError && err.code === 'INSTANCE_MOVING' && err.retryAfter !== undefined, String(err));
     }
+    // A lazy `pending` record waits for its status in the process: its refusal reaches the status.
+    await storage.messages.recordOutgoing('inst_other001', outgoing('LAZY', 'a@s.whatsapp.net', now), false);
+    await t.throwsAsync(storage.messages.setStatus('inst_other001', 'LAZY', 'sent', undefined, false), { instanceOf: GatewayError, message: /no longer holds the instance/ });
     const stored = await admin.query<{ instance_id: string; n: number }>('SELECT instance_id, count(*)::int AS n FROM messages GROUP BY instance_id ORDER BY instance_id');
     t.deepEqual(stored.rows, [{ instance_id: 'inst_mine0001', n: 5 }], 'nothing of the instances it does not hold');
     // A status batch of a stale instance changes nothing either.

@@ -1,67 +1,122 @@
 interface Queued<T, R> {
   readonly item: T;
+  readonly done: Promise<R>;
   resolve(result: R): void;
   reject(err: unknown): void;
 }
 
 interface Line<T, R> {
   queue: Array<Queued<T, R>>;
-  writing: boolean;
+  /** idle: nothing scheduled; waiting: a timer for deferred writes; soon: at the next turn; writing: a batch out. */
+  state: 'idle' | 'waiting' | 'soon' | 'writing';
+  timer: ReturnType<typeof setTimeout> | null;
+}
+
+/** A write still in the queue (not yet in a batch being written): it may be changed until then. */
+export interface Waiting<T, R> {
+  readonly item: T;
+  /** Settles once the batch it goes in is stored. */
+  readonly done: Promise<R>;
 }
 
 /**
- * Group commit for one kind of write: writes of one key (an instance, and whether they must be
- * durable) that arrive while a batch of that key is being written go together in the next batch:
- * one statement, one round trip and one commit for all of them, and each caller's promise settles
- * with its own result once its batch is stored. Nothing waits on a timer: a lone write goes at the
- * next turn of the event loop, and batches grow only as writes pile up behind a round trip.
+ * Group commit for one kind of write: writes of one key (an instance) that arrive while a batch of
+ * that key is being written go together in the next batch: one statement, one round trip and one
+ * commit for all of them, and each caller's promise settles with its own result once its batch is
+ * stored. A write goes at the next turn of the event loop, and batches grow as writes pile up behind
+ * a round trip; a deferred write (`deferMs`) waits up to that long for company, or for a change
+ * made to it while it waits (see `waiting`), unless another write or `now` sends it sooner.
  *
- * Batches are per key, never across instances: the fencing triggers (migrations 003 and 008) fail a
- * whole statement when one of its instances' leases is stale, which must not fail another's write.
+ * Batches are per key, never across instances: the fencing trigger (migrations 003 and 008) fails
+ * a whole statement when one of its instances' leases is stale, which must not fail another's write.
  */
 export class GroupWrites<T, R> {
   private readonly lines = new Map<string, Line<T, R>>();
 
   /**
    * @param write Stores a batch (in the order given) and answers one result per item, in order.
-   * @param max The most items in one statement (PostgreSQL binds at most 65,535 parameters; a
-   *   batch's arrays are one parameter each, so this bounds the statement's size, not its count).
+   * @param max The most items in one statement (a batch's arrays are one parameter each, so this
+   *   bounds the statement's size, not its parameter count).
    */
   constructor(
     private readonly write: (key: string, items: T[]) => Promise<R[]>,
     private readonly max = 500,
   ) {}
 
-  add(key: string, item: T): Promise<R> {
+  add(key: string, item: T, deferMs = 0): Promise<R> {
     let line = this.lines.get(key);
     if (!line) {
-      line = { queue: [], writing: false };
+      line = { queue: [], state: 'idle', timer: null };
       this.lines.set(key, line);
     }
-    const l = line;
-    return new Promise<R>((resolve, reject) => {
-      l.queue.push({ item, resolve, reject });
-      this.kick(key, l);
+    let resolve!: (r: R) => void;
+    let reject!: (e: unknown) => void;
+    const done = new Promise<R>((res, rej) => {
+      resolve = res;
+      reject = rej;
+    });
+    line.queue.push({ item, done, resolve, reject });
+    if (deferMs > 0 && line.state === 'idle') {
+      line.state = 'waiting';
+      line.timer = setTimeout(() => this.soon(key), deferMs);
+    } else if (deferMs === 0) this.soon(key);
+    return done;
+  }
+
+  /** The queued write of `key` that `match` finds, while it is not yet being written. */
+  waiting(key: string, match: (item: T) => boolean): Waiting<T, R> | undefined {
+    const q = this.lines.get(key)?.queue.find((x) => match(x.item));
+    return q ? { item: q.item, done: q.done } : undefined;
+  }
+
+  /** Whether `key` has writes queued or being written. */
+  pending(key: string): boolean {
+    return this.lines.has(key);
+  }
+
+  /** Sends the deferred writes of `key` at the next turn. */
+  now(key: string): void {
+    this.soon(key);
+  }
+
+  /** Resolves once every write of `key` made before this call is stored (or failed). */
+  async drained(key: string): Promise<void> {
+    const line = this.lines.get(key);
+    if (!line) return;
+    const last = line.queue[line.queue.length - 1];
+    this.soon(key);
+    if (last) await last.done.then(
+      () => undefined,
+      () => undefined,
+    );
+    else await this.flushing.get(key)?.catch(() => undefined);
+  }
+
+  /** Resolves once every write made before this call, of every key, is stored (or failed). */
+  async drainedAll(): Promise<void> {
+    await Promise.all([...this.lines.keys()].map((k) => this.drained(k)));
+  }
+
+  /** The batch being written, per key (what `drained` waits for when nothing is queued). */
+  private readonly flushing = new Map<string, Promise<void>>();
+
+  private soon(key: string): void {
+    const line = this.lines.get(key);
+    if (!line || line.state === 'soon' || line.state === 'writing') return;
+    if (line.timer) clearTimeout(line.timer);
+    line.timer = null;
+    line.state = 'soon';
+    setImmediate(() => {
+      const run = this.flush(key, line);
+      this.flushing.set(key, run);
+      void run.finally(() => {
+        if (this.flushing.get(key) === run) this.flushing.delete(key);
+      });
     });
   }
 
-  /** Batches waiting or being written (for tests and close). */
-  get busy(): boolean {
-    for (const l of this.lines.values()) if (l.writing || l.queue.length > 0) return true;
-    return false;
-  }
-
-  private kick(key: string, line: Line<T, R>): void {
-    if (line.writing) return;
-    if (line.queue.length === 0) {
-      this.lines.delete(key);
-      return;
-    }
-    line.writing = true;
-    setImmediate(() => void this.flush(key, line));
-  }
-
   private async flush(key: string, line: Line<T, R>): Promise<void> {
+    line.state = 'writing';
     const batch = line.queue.splice(0, this.max);
     try {
       const results = await this.write(
@@ -72,8 +127,9 @@ export class GroupWrites<T, R> {
     } catch (err) {
       for (const q of batch) q.reject(err);
     } finally {
-      line.writing = false;
-      this.kick(key, line);
+      line.state = 'idle';
+      if (line.queue.length > 0) this.soon(key);
+      else this.lines.delete(key);
     }
   }
 }

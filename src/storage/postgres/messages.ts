@@ -8,7 +8,8 @@ import type { InboundMessage } from '../../schemas/events.js';
 import type { MediaRepository } from '../ports/media.js';
 import { SEARCH_SCAN, messageMatches, type ChatPage, type ChatSummary, type InboundExtra, type MessageRepository, type StatusChange, type StoredMessage, type StoredVote } from '../ports/messages.js';
 import type { Db } from './db.js';
-import { GroupWrites } from './group-writes.js';
+import { GroupWrites, type Waiting } from './group-writes.js';
+import { isForward } from '../../domain/message-status.js';
 
 export interface PgMessagesOptions {
   db: Db;
@@ -42,6 +43,7 @@ function forward(to: string): string {
 
 /** A message row to insert, as the batch statement's arrays take it. */
 interface NewRow {
+  /** Replaced (not changed in place) when a status merges into it. */
   kept: StoredMessage;
   durable: boolean;
 }
@@ -96,9 +98,19 @@ function merged(row: MessageRow): StoredMessage {
  * past `history.maxMessagesPerChat` (with their media) are one statement; what expired past
  * `history.days` goes when an instance is first used by this process, and in the periodic sweep.
  * Writes the port allows to be lost in a crash go through the lazy pool (no wait for the WAL
- * flush). Two messages stored into one chat at the same moment may leave it one over its bound
- * until the next one (each statement trims what it sees).
+ * flush).
+ *
+ * New messages and statuses of an instance that arrive together are one statement each
+ * (group-writes.ts). An outgoing message's `pending` record, which may be lost in a crash, waits up
+ * to DEFER_PENDING_MS in this process for its `sent` (or `failed`): the status is merged into the row
+ * before it is written, one row write instead of two. Every read and every other change of that
+ * instance first waits for the rows still waiting, so what was recorded is what is found; and the
+ * status that merged resolves once its row is stored (a send's 200 comes after it, so another node
+ * finds the message too).
  */
+/** How long a message's `pending` row waits for its status before it is written without it. */
+export const DEFER_PENDING_MS = 3;
+
 export class PgMessages implements MessageRepository {
   private readonly pruned = new Map<string, Promise<void>>();
   private sweepTimer: TimerHandle | null = null;
@@ -119,8 +131,17 @@ export class PgMessages implements MessageRepository {
     return this.options.db;
   }
 
+  /**
+   * Before a read or a change: what expired is dropped (once), and the instance's new messages
+   * still waiting to be written are stored.
+   */
+  private async ready(instanceId: string): Promise<void> {
+    await this.prunedOnce(instanceId);
+    if (this.inserts.pending(instanceId)) await this.inserts.drained(instanceId);
+  }
+
   /** Drops what expired, once per instance and process before its first use (then by the sweep). */
-  private ready(instanceId: string): Promise<void> {
+  private prunedOnce(instanceId: string): Promise<void> {
     let p = this.pruned.get(instanceId);
     if (!p) {
       p = this.prune(instanceId, this.options.clock.now());
@@ -148,7 +169,7 @@ export class PgMessages implements MessageRepository {
 
   /** Stores a message (a duplicate id is ignored) and evicts the oldest of its chat past the bound. */
   private async insert(instanceId: string, m: StoredMessage, durable: boolean): Promise<void> {
-    await this.ready(instanceId);
+    await this.prunedOnce(instanceId);
     await this.inserts.add(instanceId, { kept: this.trim(m), durable });
   }
 
@@ -201,7 +222,13 @@ export class PgMessages implements MessageRepository {
   }
 
   async recordOutgoing(instanceId: string, m: StoredMessage, durable: boolean): Promise<void> {
-    await this.insert(instanceId, m, durable);
+    if (durable || m.status !== 'pending') return this.insert(instanceId, m, durable);
+    // A lazy `pending` record waits for its status (see the class comment); a write that fails
+    // is logged (the port allows it to be lost), and the status waiting on it fails with it.
+    await this.prunedOnce(instanceId);
+    this.inserts.add(instanceId, { kept: this.trim(m), durable: false }, DEFER_PENDING_MS).catch((err: unknown) => {
+      this.options.logger.error({ instanceId, messageId: m.messageId, err: errorMessage(err) }, 'a pending message could not be recorded');
+    });
   }
 
   async recordInbound(instanceId: string, m: InboundMessage, media: StoredMessage['media'], extra?: InboundExtra): Promise<void> {
@@ -230,8 +257,26 @@ export class PgMessages implements MessageRepository {
   }
 
   async setStatus(instanceId: string, messageId: string, status: MessageStatus, error?: string, durable = true): Promise<StatusChange | null> {
+    await this.prunedOnce(instanceId);
+    const waiting = this.inserts.waiting(instanceId, (r) => r.kept.messageId === messageId);
+    if (waiting) return this.merge(instanceId, waiting, status, error, durable);
     await this.ready(instanceId);
     return this.statuses.add(instanceId, { durable, messageId, status, error: error ?? null });
+  }
+
+  /** A status of a message whose row is not written yet: set on the row, stored with it. */
+  private async merge(instanceId: string, waiting: Waiting<NewRow, void>, status: MessageStatus, error: string | undefined, durable: boolean): Promise<StatusChange | null> {
+    const row = waiting.item;
+    const from = row.kept.status;
+    const moved = isForward(from, status);
+    if (moved) {
+      row.kept = { ...row.kept, status, updatedAt: this.options.clock.now(), ...(error !== undefined ? { error } : {}) };
+      if (durable) row.durable = true;
+    }
+    // Nothing more to wait for: the row goes with the next batch.
+    this.inserts.now(instanceId);
+    await waiting.done;
+    return moved ? { messageId: row.kept.messageId, chatId: row.kept.chatId, from, to: status } : null;
   }
 
   /** One statement for a batch of one instance's statuses (a message twice in it: the later in the next). */
@@ -407,9 +452,12 @@ export class PgMessages implements MessageRepository {
   async stop(): Promise<void> {
     this.sweepTimer?.cancel();
     this.sweepTimer = null;
+    await this.inserts.drainedAll();
+    await this.statuses.drainedAll();
   }
 
   async removeInstance(instanceId: string): Promise<void> {
+    if (this.inserts.pending(instanceId)) await this.inserts.drained(instanceId);
     this.pruned.delete(instanceId);
     await this.db.query('message store', 'DELETE FROM messages WHERE instance_id = $1', [instanceId]);
     await this.options.media.removeInstance(instanceId);
