@@ -182,10 +182,11 @@ export class MessageHub {
   }
 
   /** The message was handed to WhatsApp (`sent`) or could not be (`failed`): stored, published. */
-  async settled(instanceId: string, messageId: string, status: 'sent' | 'failed', error?: string): Promise<void> {
-    // Not waited on disk: the send's debit is what must be durable before its 200, and a `sent`
-    // lost to a crash is moved past by the next receipt (statuses only move forward).
-    await this.update(instanceId, { kind: 'status', messageId, chatId: '', status, timestamp: this.now(), ...(error !== undefined ? { error } : {}) }, false);
+  async settled(instanceId: string, messageId: string, status: 'sent' | 'failed', error?: string, options: { durable?: boolean } = {}): Promise<void> {
+    // Not waited on disk by default: a debited send's debit is what must be durable before its
+    // 200, and a `sent` lost to a crash is moved past by the next receipt (statuses only move
+    // forward). A send with nothing to debit asks for `durable` (see SendService).
+    await this.update(instanceId, { kind: 'status', messageId, chatId: '', status, timestamp: this.now(), ...(error !== undefined ? { error } : {}) }, options.durable === true);
   }
 
   /** A receipt, or what the other side did to a message. */
