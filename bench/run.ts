@@ -2,7 +2,7 @@
  * `npm run bench`: the gateway and a baseline, in the same run on the same machine, reported as
  * ratios. Every send is a real, durable, debited send. Then one JSON line, then a table
  * `KEY | value | budget | PASS/MISS` of every budgeted key (bench/budgets.ts); BENCH_STRICT=1 exits 1
- * on a MISS. BENCH_ONLY=sends|webhooks|cluster|busy runs one part (busy: bench/busy.ts against a
+ * on a MISS. BENCH_ONLY=sends|webhooks|cluster|busy|sessions runs one part (busy: bench/busy.ts against a
  * daemon with no sessions; BENCH_BACKLOG=0: webhooks without the offline backlog). BENCH_PHONES /
  * BENCH_CHATS change the recipients of the sends / the chats of the inbound events.
  *
@@ -332,6 +332,13 @@ async function main(): Promise<void> {
       await gw.stop();
       await rm(dataDir, { recursive: true, force: true });
     }
+    return;
+  }
+  if (process.env.BENCH_ONLY === 'sessions') {
+    // The sessions bench alone (BENCH_SESSIONS_BUSY=0: without the busy-host figures, so nothing
+    // but the pairing probe sends before idle is measured).
+    const busy = process.env.BENCH_SESSIONS_BUSY === '0' ? {} : { onConnected: (daemon: { url: string; secret: string }) => busyBench(daemon, SECONDS, log) };
+    report({ ...(await sessionsBench(BIN, log, busy)) });
     return;
   }
   if (process.env.BENCH_ONLY === 'sends') {
