@@ -178,6 +178,8 @@ export async function createDaemon(parts: DaemonParts): Promise<Daemon> {
           release: async (id) => {
             webhooks.deliverer.outbox.forget(id);
             await manager.release(id);
+            // While the lease is still ours: what the store kept back for the instance is written.
+            await storage.messages.flush(id).catch((err: unknown) => logger.error({ err, instanceId: id }, 'could not store the last messages of an instance handed over'));
           },
         })
       : null;
@@ -300,6 +302,8 @@ export async function createDaemon(parts: DaemonParts): Promise<Daemon> {
       stopping ??= (async () => {
         status.stop();
         await manager.stopAll();
+        // Before the features stop (the cluster frees its leases then): writes kept back go now.
+        await storage.messages.flush().catch((err: unknown) => logger.error({ err }, 'could not store the last messages at stop'));
         for (const f of [...features].reverse()) await f.stop?.().catch((err: unknown) => logger.error({ err, feature: f.name }, 'feature stop failed'));
         await storage.close();
         prometheus?.registry.clear();

@@ -152,7 +152,7 @@ export class MessageHub {
    * A message about to be sent (possibly waiting in the pacing queue): stored as `pending` with its
    * media, before it leaves, so a receipt can never arrive for a message the store does not know.
    */
-  async pending(instanceId: string, message: Outgoing, messageId: string): Promise<void> {
+  async pending(instanceId: string, message: Outgoing, messageId: string, options: { mayWait?: boolean } = {}): Promise<void> {
     const now = this.deps.clock.now();
     let media: { mimetype: string; size: number; fileName?: string } | undefined;
     if (message.kind === 'media') {
@@ -178,7 +178,7 @@ export class MessageHub {
       ...(media ? { media } : {}),
       timestamp: now,
       updatedAt: now,
-    }, false);
+    }, false, options);
   }
 
   /** The message was handed to WhatsApp (`sent`) or could not be (`failed`): stored, published. */

@@ -95,7 +95,8 @@ export class SendService implements ConnectionActions {
       if (!entry || status !== 'connected') throw new GatewayError('CONNECTION_NOT_READY', `instance is ${status}, not connected`);
       entry.rate.take();
       const { hub } = this.deps;
-      await hub.pending(instanceId, message, message.id).catch((err: unknown) => {
+      // After a credit hold was stored, the record may wait for its status (see MessageRepository).
+      await hub.pending(instanceId, message, message.id, { mayWait: hold !== null }).catch((err: unknown) => {
         if (err instanceof GatewayError && err.code === 'STORAGE_UNAVAILABLE') {
           throw new GatewayError('STORAGE_UNAVAILABLE', 'the message could not be recorded (disk full?); nothing was sent', { cause: err });
         }

@@ -101,15 +101,15 @@ engineTest('messages: writes made at the same moment (one batch on PostgreSQL) k
 });
 
 engineTest('messages: a pending record not yet written takes its statuses (forward only), is found by every read, and is stored by a close', async (t, at) => {
-  // Issue 23: on PostgreSQL a lazy `pending` row waits a few ms for its status and is written once
-  // with it; the port's rules do not change.
+  // Issue 23: on PostgreSQL a lazy `pending` row of a send that stored its credit hold (`mayWait`)
+  // waits a few ms for its status and is written once with it; the port's rules do not change.
   const s = await at.open();
   const now = Date.now();
-  await s.messages.recordOutgoing(ID, outgoing('W1', 'w@s.whatsapp.net', now), false);
+  await s.messages.recordOutgoing(ID, outgoing('W1', 'w@s.whatsapp.net', now), false, { mayWait: true });
   const [found, chatOf] = await Promise.all([s.messages.get(ID, 'W1'), s.messages.chatOf(ID, 'W1')]);
   t.is(found?.status, 'pending', 'a read finds it at once');
   t.is(chatOf, 'w@s.whatsapp.net');
-  await s.messages.recordOutgoing(ID, outgoing('W2', 'w@s.whatsapp.net', now + 1), false);
+  await s.messages.recordOutgoing(ID, outgoing('W2', 'w@s.whatsapp.net', now + 1), false, { mayWait: true });
   const [back, sent, failedLate] = await Promise.all([
     s.messages.setStatus(ID, 'W2', 'pending', undefined, false),
     s.messages.setStatus(ID, 'W2', 'sent', undefined, false),
@@ -118,9 +118,9 @@ engineTest('messages: a pending record not yet written takes its statuses (forwa
   t.is(back, null, 'never backwards');
   t.deepEqual(sent, { messageId: 'W2', chatId: 'w@s.whatsapp.net', from: 'pending', to: 'sent' });
   t.deepEqual(failedLate, { messageId: 'W2', chatId: 'w@s.whatsapp.net', from: 'sent', to: 'failed' }, 'failed may follow sent');
-  await s.messages.recordOutgoing(ID, outgoing('W3', 'w@s.whatsapp.net', now + 2), false);
+  await s.messages.recordOutgoing(ID, outgoing('W3', 'w@s.whatsapp.net', now + 2), false, { mayWait: true });
   t.deepEqual(await s.messages.setStatus(ID, 'W3', 'delivered'), { messageId: 'W3', chatId: 'w@s.whatsapp.net', from: 'pending', to: 'delivered' }, 'a durable receipt');
-  await s.messages.recordOutgoing(ID, outgoing('W4', 'w@s.whatsapp.net', now + 3), false);
+  await s.messages.recordOutgoing(ID, outgoing('W4', 'w@s.whatsapp.net', now + 3), false, { mayWait: true });
   await s.close();
   const again = await at.open();
   t.is((await again.messages.get(ID, 'W2'))?.status, 'failed');

@@ -39,8 +39,11 @@ test('postgres: writes of an instance whose lease this node does not hold change
       const err = (r as PromiseRejectedResult).reason as unknown;
       t.true(err instanceof GatewayError && err.code === 'INSTANCE_MOVING' && err.retryAfter !== undefined, String(err));
     }
-    // A lazy `pending` record waits for its status in the process: its refusal reaches the status.
-    await storage.messages.recordOutgoing('inst_other001', outgoing('LAZY', 'a@s.whatsapp.net', now), false);
+    // A lazy `pending` record is stored (and fenced) before the message may leave...
+    await t.throwsAsync(storage.messages.recordOutgoing('inst_other001', outgoing('PREMIUM', 'a@s.whatsapp.net', now), false), { instanceOf: GatewayError, message: /no longer holds the instance/ });
+    // ...unless the send stored its credit hold just before (`mayWait`): then it waits for its
+    // status in the process, and its refusal reaches the status.
+    await storage.messages.recordOutgoing('inst_other001', outgoing('LAZY', 'a@s.whatsapp.net', now), false, { mayWait: true });
     await t.throwsAsync(storage.messages.setStatus('inst_other001', 'LAZY', 'sent', undefined, false), { instanceOf: GatewayError, message: /no longer holds the instance/ });
     const stored = await admin.query<{ instance_id: string; n: number }>('SELECT instance_id, count(*)::int AS n FROM messages GROUP BY instance_id ORDER BY instance_id');
     t.deepEqual(stored.rows, [{ instance_id: 'inst_mine0001', n: 5 }], 'nothing of the instances it does not hold');

@@ -1,6 +1,7 @@
 import { Curve } from '@whiskeysockets/baileys';
 import { memoizeVerify } from './verify-cache.js';
 import { verifyXEdDSA } from './xeddsa.js';
+import { installNativeXEdDSA } from './native-xeddsa.js';
 
 let installed = false;
 
@@ -20,5 +21,7 @@ let installed = false;
 export function installCurveVerify(): void {
   if (installed) return;
   installed = true;
+  // libsignal's checks (this one included) run on OpenSSL instead of curve25519-js (native-xeddsa.ts).
+  installNativeXEdDSA();
   Curve.verify = memoizeVerify(verifyXEdDSA);
 }

@@ -79,8 +79,14 @@ export interface ChatPage {
  */
 export interface MessageRepository {
   readonly historyEnabled: boolean;
-  /** An outgoing message (`pending` before it leaves; its status follows with setStatus). */
-  recordOutgoing(instanceId: string, m: StoredMessage, durable: boolean): Promise<void>;
+  /**
+   * An outgoing message (`pending` before it leaves; its status follows with setStatus).
+   * `mayWait`: the send stored something just before (its credit hold), so the store was reachable
+   * and this node may write for the instance: a lazy record may then be kept back in the process
+   * for a few ms and written with its status (it may be lost if the store fails meanwhile, as a
+   * lazy write may be in a crash). Without it the record is stored before this resolves.
+   */
+  recordOutgoing(instanceId: string, m: StoredMessage, durable: boolean, options?: { mayWait?: boolean }): Promise<void>;
   /** A received message, stored durably before the connection acknowledges it. */
   recordInbound(instanceId: string, m: InboundMessage, media: StoredMessage['media'], extra?: InboundExtra): Promise<void>;
   /** A status reported for a message; the change when it moved forward, else null. */
@@ -110,6 +116,12 @@ export interface MessageRepository {
   search(instanceId: string, text: string, limit: number): Promise<StoredMessage[]>;
   /** A chat's messages, newest first, `limit` at most, older than `before` if given; null for an unknown chat. */
   chatMessages(instanceId: string, chatId: string, limit: number, before?: string): Promise<ChatPage | null>;
+  /**
+   * Writes this process keeps back (see recordOutgoing's `mayWait`, and writes batched with them)
+   * go now; resolves once they are stored (or failed). Called before a node gives an instance up,
+   * while it still holds the instance's lease (`instanceId`), and at stop (all of them).
+   */
+  flush(instanceId?: string): Promise<void>;
   /** Starts the periodic sweep of what expired. */
   start(): void;
   stop(): Promise<void>;

@@ -8,10 +8,12 @@ const SOCKET_ERRNOS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE
 
 /**
  * SQLSTATEs of a database that refuses work for now: class 08 (connection exception), 53 (too
- * many clients, out of memory or disk), 57P01-57P03 (shutdown, crash, starting up).
+ * many clients, out of memory or disk), 57P01-57P03 (shutdown, crash, starting up), and 40001 and
+ * 40P01 (a serialization failure or a deadlock: the statement was undone, and is taken if retried;
+ * a batch of a chat's new messages and the deletion of that chat can lock the same rows).
  */
 function unavailableState(code: string): boolean {
-  return code.startsWith('08') || code.startsWith('53') || code === '57P01' || code === '57P02' || code === '57P03' || code === '58030';
+  return code.startsWith('08') || code.startsWith('53') || code === '57P01' || code === '57P02' || code === '57P03' || code === '58030' || code === '40001' || code === '40P01';
 }
 
 /** Whether `err` says the database cannot be used now (rather than a bug or a refused value). */

@@ -35,11 +35,15 @@ export class GroupWrites<T, R> {
 
   /**
    * @param write Stores a batch (in the order given) and answers one result per item, in order.
+   * @param alone Whether a batch that failed with `err` is tried again one write at a time: an
+   *   error of one write's data (a value the database refuses) then fails that write only, as it
+   *   would have unbatched; an outage or a stale lease fails them all at once.
    * @param max The most items in one statement (a batch's arrays are one parameter each, so this
    *   bounds the statement's size, not its parameter count).
    */
   constructor(
     private readonly write: (key: string, items: T[]) => Promise<R[]>,
+    private readonly alone: (err: unknown) => boolean = () => false,
     private readonly max = 500,
   ) {}
 
@@ -67,6 +71,11 @@ export class GroupWrites<T, R> {
   waiting(key: string, match: (item: T) => boolean): Waiting<T, R> | undefined {
     const q = this.lines.get(key)?.queue.find((x) => match(x.item));
     return q ? { item: q.item, done: q.done } : undefined;
+  }
+
+  /** Whether any key has writes queued or being written. */
+  get busy(): boolean {
+    return this.lines.size > 0;
   }
 
   /** Whether `key` has writes queued or being written. */
@@ -125,7 +134,15 @@ export class GroupWrites<T, R> {
       );
       batch.forEach((q, i) => q.resolve(results[i] as R));
     } catch (err) {
-      for (const q of batch) q.reject(err);
+      if (batch.length > 1 && this.alone(err)) {
+        for (const q of batch) {
+          try {
+            q.resolve((await this.write(key, [q.item]))[0] as R);
+          } catch (e) {
+            q.reject(e);
+          }
+        }
+      } else for (const q of batch) q.reject(err);
     } finally {
       line.state = 'idle';
       if (line.queue.length > 0) this.soon(key);

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { GatewayConfig } from '../../config/schema.js';
 import { DAY_MS, type Clock } from '../../domain/clock.js';
-import { errorMessage } from '../../domain/errors.js';
+import { GatewayError, errorMessage } from '../../domain/errors.js';
 import type { TimerHandle, Timers } from '../../domain/timers.js';
 import type { MessageStatus } from '../../domain/types.js';
 import type { InboundMessage } from '../../schemas/events.js';
@@ -54,6 +54,14 @@ interface NewStatus {
   messageId: string;
   status: MessageStatus;
   error: string | null;
+}
+
+/**
+ * A failure of the data, not of the database (pgError makes outages STORAGE_UNAVAILABLE and a stale
+ * lease INSTANCE_MOVING): a batch is tried again one write at a time, so only the bad one fails.
+ */
+function refusedData(err: unknown): boolean {
+  return !(err instanceof GatewayError);
 }
 
 /** Items whose `id` appears once, and the rest (a statement touches each row at most once). */
@@ -118,8 +126,8 @@ export class PgMessages implements MessageRepository {
    * New messages and statuses, batched per instance (group-writes.ts), in the order they came: a
    * batch is durable when one of its writes must be (the others are flushed with it).
    */
-  private readonly inserts = new GroupWrites<NewRow, void>((id, rows) => this.insertBatch(id, rows));
-  private readonly statuses = new GroupWrites<NewStatus, StatusChange | null>((id, items) => this.statusBatch(id, items));
+  private readonly inserts = new GroupWrites<NewRow, boolean>((id, rows) => this.insertBatch(id, rows), refusedData);
+  private readonly statuses = new GroupWrites<NewStatus, StatusChange | null>((id, items) => this.statusBatch(id, items), refusedData);
 
   constructor(private readonly options: PgMessagesOptions) {}
 
@@ -170,6 +178,7 @@ export class PgMessages implements MessageRepository {
   /** Stores a message (a duplicate id is ignored) and evicts the oldest of its chat past the bound. */
   private async insert(instanceId: string, m: StoredMessage, durable: boolean): Promise<void> {
     await this.prunedOnce(instanceId);
+    // Whether the row went in (not a duplicate id, not past the bound of its batch) is not asked.
     await this.inserts.add(instanceId, { kept: this.trim(m), durable });
   }
 
@@ -177,7 +186,7 @@ export class PgMessages implements MessageRepository {
    * One statement for a batch of one instance's new messages: the rows, then, per chat they went
    * to, the eviction of its oldest past `history.maxMessagesPerChat` (with their media).
    */
-  private async insertBatch(instanceId: string, rows: NewRow[]): Promise<void[]> {
+  private async insertBatch(instanceId: string, rows: NewRow[]): Promise<boolean[]> {
     const col = <V>(f: (m: StoredMessage) => V): V[] => rows.map((r) => f(r.kept));
     // The statement is prepared (db.ts), and its plan must be right whatever the tables held when
     // it was made: rows are deleted by their primary key (a join on instance_id alone was planned,
@@ -186,7 +195,7 @@ export class PgMessages implements MessageRepository {
     // statement's eviction sees: per chat, it keeps the bound less the rows that chat received (and
     // of a batch with more than the bound for one chat, only its newest are stored).
     const max = Math.max(1, Math.floor(this.options.history.maxMessagesPerChat));
-    await this.db.query(
+    const { rows: stored } = await this.db.query<{ message_id: string }>(
       'message store',
       `WITH v AS (SELECT * FROM unnest($2::text[], $3::text[], $4::boolean[], $5::text[], $6::text[], $7::bigint[], $8::bigint[], $9::text[], $10::boolean[], $11::text[], $12::text[], $13::boolean[])
           WITH ORDINALITY AS v(message_id, chat_id, from_me, from_name, status, ts, updated_at, body, deleted, reactions, error, has_media, ord)),
@@ -194,19 +203,23 @@ export class PgMessages implements MessageRepository {
       ins AS (
         INSERT INTO messages (instance_id, message_id, chat_id, from_me, from_name, status, ts, updated_at, body, deleted, reactions, error, has_media)
         SELECT $1, message_id, chat_id, from_me, from_name, status, ts, updated_at, body, deleted, reactions::jsonb, error, has_media FROM r WHERE newer <= ${max} ORDER BY ord
-        ON CONFLICT DO NOTHING RETURNING chat_id),
+        ON CONFLICT DO NOTHING RETURNING message_id, chat_id),
       per AS (SELECT chat_id, count(*)::integer AS n FROM ins GROUP BY chat_id),
       gone AS (DELETE FROM messages m WHERE m.instance_id = $1 AND m.message_id = ANY (ARRAY(
         SELECT old.message_id FROM per CROSS JOIN LATERAL (
           SELECT message_id FROM messages WHERE instance_id = $1 AND chat_id = per.chat_id ORDER BY seq DESC OFFSET GREATEST(0, ${max} - per.n)) old))
-        RETURNING m.message_id, m.has_media)
-      DELETE FROM media d WHERE d.instance_id = $1 AND d.message_id = ANY (ARRAY(SELECT message_id FROM gone WHERE has_media UNION ALL SELECT message_id FROM r WHERE newer > ${max} AND has_media))`,
+        RETURNING m.message_id, m.has_media),
+      media_gone AS (DELETE FROM media d WHERE d.instance_id = $1 AND d.message_id = ANY (ARRAY(SELECT message_id FROM gone WHERE has_media
+        UNION ALL SELECT r.message_id FROM r WHERE r.newer > ${max} AND r.has_media
+          AND NOT EXISTS (SELECT 1 FROM messages x WHERE x.instance_id = $1 AND x.message_id = r.message_id))))
+      SELECT message_id FROM ins`,
       [
         instanceId,
         col((m) => m.messageId),
         col((m) => m.chatId),
         col((m) => m.fromMe),
-        col((m) => (!m.fromMe && m.fromName !== undefined ? m.fromName : null)),
+        // PostgreSQL's text refuses NUL; the body (JSON) keeps the name as it came.
+        col((m) => (!m.fromMe && m.fromName !== undefined ? m.fromName.replaceAll('\u0000', '') : null)),
         col((m) => m.status),
         col((m) => m.timestamp),
         col((m) => m.updatedAt),
@@ -218,11 +231,15 @@ export class PgMessages implements MessageRepository {
       ],
       !rows.some((r) => r.durable),
     );
-    return rows.map(() => undefined);
+    const kept = new Set(stored.map((r) => r.message_id));
+    return rows.map((r) => kept.has(r.kept.messageId));
   }
 
-  async recordOutgoing(instanceId: string, m: StoredMessage, durable: boolean): Promise<void> {
-    if (durable || m.status !== 'pending') return this.insert(instanceId, m, durable);
+  async recordOutgoing(instanceId: string, m: StoredMessage, durable: boolean, options: { mayWait?: boolean } = {}): Promise<void> {
+    // Only after a write that reached the database and passed its fencing (a debited send's credit
+    // hold): a premium send's record is its only write before the message leaves, so it must be
+    // stored (and fenced) first.
+    if (durable || m.status !== 'pending' || options.mayWait !== true) return this.insert(instanceId, m, durable);
     // A lazy `pending` record waits for its status (see the class comment); a write that fails
     // is logged (the port allows it to be lost), and the status waiting on it fails with it.
     await this.prunedOnce(instanceId);
@@ -265,7 +282,7 @@ export class PgMessages implements MessageRepository {
   }
 
   /** A status of a message whose row is not written yet: set on the row, stored with it. */
-  private async merge(instanceId: string, waiting: Waiting<NewRow, void>, status: MessageStatus, error: string | undefined, durable: boolean): Promise<StatusChange | null> {
+  private async merge(instanceId: string, waiting: Waiting<NewRow, boolean>, status: MessageStatus, error: string | undefined, durable: boolean): Promise<StatusChange | null> {
     const row = waiting.item;
     const from = row.kept.status;
     const moved = isForward(from, status);
@@ -275,8 +292,8 @@ export class PgMessages implements MessageRepository {
     }
     // Nothing more to wait for: the row goes with the next batch.
     this.inserts.now(instanceId);
-    await waiting.done;
-    return moved ? { messageId: row.kept.messageId, chatId: row.kept.chatId, from, to: status } : null;
+    const stored = await waiting.done;
+    return moved && stored ? { messageId: row.kept.messageId, chatId: row.kept.chatId, from, to: status } : null;
   }
 
   /** One statement for a batch of one instance's statuses (a message twice in it: the later in the next). */
@@ -449,11 +466,20 @@ export class PgMessages implements MessageRepository {
     this.sweepTimer = this.options.timers.after(DAY_MS / 4, sweep);
   }
 
+  async flush(instanceId?: string): Promise<void> {
+    // A status may join its queue while the inserts drain (it waited for them): until both are idle.
+    for (let round = 0; round < 10; round++) {
+      const busy = instanceId === undefined ? this.inserts.busy || this.statuses.busy : this.inserts.pending(instanceId) || this.statuses.pending(instanceId);
+      if (!busy) return;
+      if (instanceId === undefined) await Promise.all([this.inserts.drainedAll(), this.statuses.drainedAll()]);
+      else await Promise.all([this.inserts.drained(instanceId), this.statuses.drained(instanceId)]);
+    }
+  }
+
   async stop(): Promise<void> {
     this.sweepTimer?.cancel();
     this.sweepTimer = null;
-    await this.inserts.drainedAll();
-    await this.statuses.drainedAll();
+    await this.flush();
   }
 
   async removeInstance(instanceId: string): Promise<void> {

@@ -125,7 +125,10 @@ export class MessageStore implements MessageRepository {
   }
 
   /** An outgoing message (`pending` before it leaves; its status follows with setStatus). */
-  async recordOutgoing(instanceId: string, m: StoredMessage, durable: boolean): Promise<void> {
+  /** Nothing is kept back here: each journal writes its lines in order, and close writes what is queued. */
+  async flush(_instanceId?: string): Promise<void> {}
+
+  async recordOutgoing(instanceId: string, m: StoredMessage, durable: boolean, _options?: { mayWait?: boolean }): Promise<void> {
     await this.writeTo(instanceId, { k: 'm', ...this.trim(m) }, durable);
   }
 

@@ -1,0 +1,39 @@
+/**
+ * Issue 23 (PostgreSQL writes in groups): writes of one instance that arrive together are one
+ * statement, yet each keeps the outcome it would have had alone. A value PostgreSQL refuses (a NUL
+ * in text) fails only the write that carries it; the others of its batch are stored. A sender's
+ * name with a NUL is stored (the name column drops it; the message keeps it).
+ */
+import test from 'ava';
+import { postgresEngine } from './engines.js';
+import { outgoing } from './scenarios.js';
+import type { InboundMessage } from '../../src/schemas/events.js';
+
+const ID = 'inst_batches01';
+
+test('postgres: one refused value fails only its own write, not the others batched with it', async (t) => {
+  const at = await postgresEngine.location();
+  const s = await at.open();
+  try {
+    const now = Date.now();
+    const results = await Promise.allSettled([
+      s.messages.recordOutgoing(ID, outgoing('GOOD1', 'a@s.whatsapp.net', now), true),
+      s.messages.recordOutgoing(ID, outgoing('BAD\u0000ID', 'a@s.whatsapp.net', now + 1), true),
+      s.messages.recordOutgoing(ID, outgoing('GOOD2', 'b@s.whatsapp.net', now + 2), false),
+    ]);
+    t.deepEqual(results.map((r) => r.status), ['fulfilled', 'rejected', 'fulfilled']);
+    t.truthy(await s.messages.get(ID, 'GOOD1'));
+    t.truthy(await s.messages.get(ID, 'GOOD2'));
+    const statuses = await Promise.allSettled([s.messages.setStatus(ID, 'GOOD1', 'sent'), s.messages.setStatus(ID, 'BAD\u0000ID', 'sent'), s.messages.setStatus(ID, 'GOOD2', 'delivered')]);
+    t.is(statuses[0]!.status, 'fulfilled');
+    t.is(statuses[1]!.status, 'rejected');
+    t.deepEqual((statuses[2] as PromiseFulfilledResult<unknown>).value, { messageId: 'GOOD2', chatId: 'b@s.whatsapp.net', from: 'pending', to: 'delivered' });
+    const named: InboundMessage = { messageId: 'NAMED', chatId: 'c@s.whatsapp.net', isGroup: false, sender: 'c@s.whatsapp.net', from: '+15550001111', fromName: 'Ann\u0000e', type: 'text', text: 'hi', timestamp: new Date(now).toISOString() };
+    await s.messages.recordInbound(ID, named, undefined);
+    t.is((await s.messages.get(ID, 'NAMED'))?.fromName, 'Ann\u0000e');
+    t.is((await s.messages.chats(ID)).find((c) => c.chatId === 'c@s.whatsapp.net')?.name, 'Anne');
+  } finally {
+    await s.close();
+    await at.destroy();
+  }
+});
