@@ -27,6 +27,7 @@ import { RecentQuotables, RecentSends } from './recent-sends.js';
 import { keepAliveIntervalMs } from './keepalive.js';
 import { withSharedTransactionStorage } from './shared-async-storage.js';
 import { installCurveVerify } from './curve-verify.js';
+import { installCachedAgreement } from './agreement-keys.js';
 import { Waiters } from './waiters.js';
 import { askPairingCode } from './pairing-code.js';
 import { BaileysAccount } from './account.js';
@@ -39,6 +40,7 @@ export type { BaileysOptions, BaileysSettings, MakeSocket, SocketLike } from './
 // Baileys' signature check accepts anything (rc14): the server's certificate chain is checked soundly
 // instead, and remembered once accepted (see curve-verify.ts).
 installCurveVerify();
+installCachedAgreement();
 
 /** Bound on waiting for a socket to finish closing, so shutdown cannot hang on a dead network. */
 const END_WAIT_MS = 10_000;
