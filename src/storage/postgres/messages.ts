@@ -57,11 +57,13 @@ interface NewStatus {
 }
 
 /**
- * A failure of the data, not of the database (pgError makes outages STORAGE_UNAVAILABLE and a stale
- * lease INSTANCE_MOVING): a batch is tried again one write at a time, so only the bad one fails.
+ * A value of one write that PostgreSQL refuses (SQLSTATE class 22, data exception: a NUL in text,
+ * say; or 23, a constraint): a batch of new messages is tried again one write at a time, so only
+ * the bad one fails. An outage, a stale lease, a timeout or a bug fails the batch as it is.
  */
 function refusedData(err: unknown): boolean {
-  return !(err instanceof GatewayError);
+  const code = err instanceof GatewayError ? undefined : (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && (code.startsWith('22') || code.startsWith('23'));
 }
 
 /** Items whose `id` appears once, and the rest (a statement touches each row at most once). */
@@ -127,7 +129,9 @@ export class PgMessages implements MessageRepository {
    * batch is durable when one of its writes must be (the others are flushed with it).
    */
   private readonly inserts = new GroupWrites<NewRow, boolean>((id, rows) => this.insertBatch(id, rows), refusedData);
-  private readonly statuses = new GroupWrites<NewStatus, StatusChange | null>((id, items) => this.statusBatch(id, items), refusedData);
+  // Not retried one by one: a status batch may be two statements (a message twice in it), and the
+  // first may have committed when the second fails.
+  private readonly statuses = new GroupWrites<NewStatus, StatusChange | null>((id, items) => this.statusBatch(id, items));
 
   constructor(private readonly options: PgMessagesOptions) {}
 
@@ -226,7 +230,7 @@ export class PgMessages implements MessageRepository {
         col((m) => JSON.stringify(m)),
         col((m) => m.deleted === true),
         col((m) => (m.reactions ? JSON.stringify(m.reactions) : null)),
-        col((m) => m.error ?? null),
+        col((m) => (m.error === undefined ? null : m.error.replaceAll('\u0000', ''))),
         col((m) => m.media !== undefined),
       ],
       !rows.some((r) => r.durable),
@@ -274,11 +278,14 @@ export class PgMessages implements MessageRepository {
   }
 
   async setStatus(instanceId: string, messageId: string, status: MessageStatus, error?: string, durable = true): Promise<StatusChange | null> {
+    // No stored row has a NUL in its id (PostgreSQL's text refuses it): such a status changes
+    // nothing, and is not let into a batch it would fail.
+    if (messageId.includes('\u0000')) return null;
     await this.prunedOnce(instanceId);
     const waiting = this.inserts.waiting(instanceId, (r) => r.kept.messageId === messageId);
     if (waiting) return this.merge(instanceId, waiting, status, error, durable);
     await this.ready(instanceId);
-    return this.statuses.add(instanceId, { durable, messageId, status, error: error ?? null });
+    return this.statuses.add(instanceId, { durable, messageId, status, error: error === undefined ? null : error.replaceAll('\u0000', '') });
   }
 
   /** A status of a message whose row is not written yet: set on the row, stored with it. */
@@ -474,6 +481,7 @@ export class PgMessages implements MessageRepository {
       if (instanceId === undefined) await Promise.all([this.inserts.drainedAll(), this.statuses.drainedAll()]);
       else await Promise.all([this.inserts.drained(instanceId), this.statuses.drained(instanceId)]);
     }
+    this.options.logger.warn({ instanceId }, 'message writes still arriving after 10 rounds of flushing; the rest are written as they come');
   }
 
   async stop(): Promise<void> {
