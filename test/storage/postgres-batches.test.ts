@@ -38,3 +38,31 @@ test('postgres: one refused value fails only its own write, not the others batch
     await at.destroy();
   }
 });
+
+test('postgres: a debited send\'s pending row takes its sent status before it is written (one row version), and without mayWait it is written, then updated', async (t) => {
+  // Issue 23: the deferral is what took a debited send from two row writes to one. A row written
+  // once is the first version in its page, (0,1); updated, the visible version is a second one.
+  const ctidOf = async (url: string, id: string): Promise<string | undefined> => {
+    const pg = (await import('pg')).default;
+    const c = new pg.Client({ connectionString: url });
+    await c.connect();
+    try {
+      return (await c.query<{ ctid: string }>('SELECT ctid::text FROM messages WHERE message_id = $1', [id])).rows[0]?.ctid;
+    } finally {
+      await c.end();
+    }
+  };
+  for (const mayWait of [true, false]) {
+    const at = await postgresEngine.location();
+    const s = await at.open();
+    try {
+      await s.messages.recordOutgoing(ID, outgoing('ONE', 'a@s.whatsapp.net', Date.now()), false, { mayWait });
+      t.deepEqual(await s.messages.setStatus(ID, 'ONE', 'sent', undefined, false), { messageId: 'ONE', chatId: 'a@s.whatsapp.net', from: 'pending', to: 'sent' });
+      t.is((await s.messages.get(ID, 'ONE'))?.status, 'sent');
+      t.is(await ctidOf(at.address, 'ONE'), mayWait ? '(0,1)' : '(0,2)', mayWait ? 'written once, with its status' : 'written, then updated');
+    } finally {
+      await s.close();
+      await at.destroy();
+    }
+  }
+});

@@ -20,12 +20,11 @@ const DJB_TYPE = 5;
  *
  * Baileys 7.0.0-rc14's `Curve.verify` calls the same libsignal function but discards its answer
  * (it expects a throw for a bad signature; libsignal returns false), so every well-formed signature
- * passed. libsignal's `verifySignature` (curve25519-js: the key turned into an Edwards point with
- * the sign bit from the signature, then Ed25519 verification) is the check; this only reads its
- * result. Malformed input (key not 32 bytes or 33 starting with 5, signature not 64 bytes) makes
- * libsignal throw: that is a refusal too. curve25519-js does not refuse non-canonical encodings
- * (s >= 2^253, u >= p) the way libsignal's C code does: such a signature is another encoding of a
- * signature that already verifies (same key, same message), so nothing unsigned gets through.
+ * passed. libsignal's `verifySignature` (the key turned into an Edwards point with the sign bit
+ * from the signature, then Ed25519 verification: in OpenSSL since native-xeddsa.ts replaced
+ * curve25519-js's `verify` under it) is the check; this only reads its result. Malformed input (key
+ * not 32 bytes or 33 starting with 5, signature not 64 bytes) makes libsignal throw: that is a
+ * refusal too. OpenSSL refuses a non-canonical s (s >= L), as libsignal's C code does.
  */
 export function verifyXEdDSA(publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): boolean {
   try {

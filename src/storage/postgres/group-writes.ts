@@ -10,6 +10,8 @@ interface Line<T, R> {
   /** idle: nothing scheduled; waiting: a timer for deferred writes; soon: at the next turn; writing: a batch out. */
   state: 'idle' | 'waiting' | 'soon' | 'writing';
   timer: ReturnType<typeof setTimeout> | null;
+  /** The batch being written (what `drained` waits for when nothing is queued). */
+  batch: Promise<void> | null;
 }
 
 /** A write still in the queue (not yet in a batch being written): it may be changed until then. */
@@ -50,7 +52,7 @@ export class GroupWrites<T, R> {
   add(key: string, item: T, deferMs = 0): Promise<R> {
     let line = this.lines.get(key);
     if (!line) {
-      line = { queue: [], state: 'idle', timer: null };
+      line = { queue: [], state: 'idle', timer: null, batch: null };
       this.lines.set(key, line);
     }
     let resolve!: (r: R) => void;
@@ -62,8 +64,8 @@ export class GroupWrites<T, R> {
     line.queue.push({ item, done, resolve, reject });
     if (deferMs > 0 && line.state === 'idle') {
       line.state = 'waiting';
-      line.timer = setTimeout(() => this.soon(key), deferMs);
-    } else if (deferMs === 0) this.soon(key);
+      line.timer = setTimeout(() => this.now(key), deferMs);
+    } else if (deferMs === 0) this.now(key);
     return done;
   }
 
@@ -83,22 +85,14 @@ export class GroupWrites<T, R> {
     return this.lines.has(key);
   }
 
-  /** Sends the deferred writes of `key` at the next turn. */
-  now(key: string): void {
-    this.soon(key);
-  }
-
   /** Resolves once every write of `key` made before this call is stored (or failed). */
   async drained(key: string): Promise<void> {
     const line = this.lines.get(key);
     if (!line) return;
     const last = line.queue[line.queue.length - 1];
-    this.soon(key);
-    if (last) await last.done.then(
-      () => undefined,
-      () => undefined,
-    );
-    else await this.flushing.get(key)?.catch(() => undefined);
+    this.now(key);
+    if (last) await last.done.catch(() => undefined);
+    else await line.batch?.catch(() => undefined);
   }
 
   /** Resolves once every write made before this call, of every key, is stored (or failed). */
@@ -106,21 +100,15 @@ export class GroupWrites<T, R> {
     await Promise.all([...this.lines.keys()].map((k) => this.drained(k)));
   }
 
-  /** The batch being written, per key (what `drained` waits for when nothing is queued). */
-  private readonly flushing = new Map<string, Promise<void>>();
-
-  private soon(key: string): void {
+  /** Sends the writes of `key` (deferred ones too) at the next turn. */
+  now(key: string): void {
     const line = this.lines.get(key);
     if (!line || line.state === 'soon' || line.state === 'writing') return;
     if (line.timer) clearTimeout(line.timer);
     line.timer = null;
     line.state = 'soon';
     setImmediate(() => {
-      const run = this.flush(key, line);
-      this.flushing.set(key, run);
-      void run.finally(() => {
-        if (this.flushing.get(key) === run) this.flushing.delete(key);
-      });
+      line.batch = this.flush(key, line);
     });
   }
 
@@ -145,7 +133,8 @@ export class GroupWrites<T, R> {
       } else for (const q of batch) q.reject(err);
     } finally {
       line.state = 'idle';
-      if (line.queue.length > 0) this.soon(key);
+      line.batch = null;
+      if (line.queue.length > 0) this.now(key);
       else this.lines.delete(key);
     }
   }

@@ -103,6 +103,9 @@ function merged(row: MessageRow): StoredMessage {
   return out;
 }
 
+/** How long a message's `pending` row waits for its status before it is written without it. */
+export const DEFER_PENDING_MS = 3;
+
 /**
  * Messages in PostgreSQL, one row each. A new message and the eviction of the oldest of its chat
  * past `history.maxMessagesPerChat` (with their media) are one statement; what expired past
@@ -118,9 +121,6 @@ function merged(row: MessageRow): StoredMessage {
  * status that merged resolves once its row is stored (a send's 200 comes after it, so another node
  * finds the message too).
  */
-/** How long a message's `pending` row waits for its status before it is written without it. */
-export const DEFER_PENDING_MS = 3;
-
 export class PgMessages implements MessageRepository {
   private readonly pruned = new Map<string, Promise<void>>();
   private sweepTimer: TimerHandle | null = null;
