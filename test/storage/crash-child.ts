@@ -7,8 +7,7 @@ const [engine, address, name, argsJson] = process.argv.slice(2) as [StorageEngin
 const scenario = SCENARIOS[name];
 if (!scenario) throw new Error(`no scenario ${name}`);
 const storage = await openAt(engine, address);
-const ack = (value: unknown): void => {
-  process.stdout.write(`ack ${JSON.stringify(value)}\n`);
-};
+// Resolves once the line left this process (see Scenario's ack).
+const ack = (value: unknown): Promise<void> => new Promise((resolve) => process.stdout.write(`ack ${JSON.stringify(value)}\n`, () => resolve()));
 await scenario(storage, JSON.parse(argsJson) as unknown, ack);
 await storage.close();

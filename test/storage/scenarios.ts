@@ -6,7 +6,13 @@ import type { AuthSnapshot } from '../../src/storage/ports/auth-state.js';
 import type { StoredMessage } from '../../src/storage/ports/messages.js';
 import type { Storage } from '../../src/storage/storage.js';
 
-export type Scenario = (storage: Storage, args: unknown, ack: (value: unknown) => void) => Promise<void>;
+/**
+ * `ack` prints one line for the parent and resolves once the line is in the pipe (the kernel's),
+ * where a kill -9 cannot take it back. Node may hold a write to a full pipe in the process; what is
+ * held there dies with it. A scenario that acknowledges a write before making it (an outcome) must
+ * wait for that, or the parent misses an ack whose write reached the disk.
+ */
+export type Scenario = (storage: Storage, args: unknown, ack: (value: unknown) => Promise<void>) => Promise<void>;
 
 /** A message as the send path stores it (outgoing, text). */
 export function outgoing(messageId: string, chatId: string, at: number, text = `text of ${messageId}`): StoredMessage {
@@ -30,7 +36,7 @@ export const SCENARIOS: Record<string, Scenario> = {
         const hold = await storage.credits.hold(id);
         if (!hold) return;
         const balance = await hold.commit();
-        ack({ balance });
+        await ack({ balance });
       }
     };
     await Promise.all(Array.from({ length: concurrency }, worker));
@@ -41,7 +47,7 @@ export const SCENARIOS: Record<string, Scenario> = {
     const { count } = args as { count: number };
     for (let i = 0; i < count; i++) {
       const created = await storage.instances.create({ name: `crash ${i}`, owner: `owner${i % 3}` }, (id) => storage.credits.add(id, 3).then(() => undefined));
-      ack({ id: created.record.id, trialGranted: created.trialGranted });
+      await ack({ id: created.record.id, trialGranted: created.trialGranted });
     }
   },
   /** Durable messages (outgoing with their sent status, and inbound), 4 writers: ack {id} once stored. */
@@ -58,7 +64,7 @@ export const SCENARIOS: Record<string, Scenario> = {
         } else {
           await storage.messages.recordInbound(id, { messageId, chatId: `chat${n % 5}@s.whatsapp.net`, isGroup: false, sender: '15550000000@s.whatsapp.net', from: '+15550000000', type: 'text', text: `hi ${n}`, timestamp: new Date().toISOString() }, undefined);
         }
-        ack({ id: messageId, fromMe: n % 2 === 0 });
+        await ack({ id: messageId, fromMe: n % 2 === 0 });
       }
     };
     await Promise.all(Array.from({ length: 4 }, worker));
@@ -69,7 +75,7 @@ export const SCENARIOS: Record<string, Scenario> = {
     for (let n = 0; n < count; n++) {
       const bytes = new Uint8Array(1000 + n).fill(n % 256);
       await storage.media.put(id, `media${n}`, { bytes }, Date.now());
-      ack({ id: `media${n}`, size: bytes.length });
+      await ack({ id: `media${n}`, size: bytes.length });
     }
   },
   /** Auth snapshots one after another, each a new moment: ack {n} once written. */
@@ -77,14 +83,14 @@ export const SCENARIOS: Record<string, Scenario> = {
     const { id, count } = args as { id: string; count: number };
     for (let n = 1; n <= count; n++) {
       await storage.auth.write(id, authSnapshot(n));
-      ack({ n });
+      await ack({ n });
     }
   },
   /**
    * Webhook deliveries stored under traffic (the outbox port): `chats` chats, each with up to 4
    * appends in flight, seq handed out in issue order as the scheduler does; ack {chat, n, id, seq}
    * once an append resolved (durable). Deliveries `finishBehind` acks old are marked delivered
-   * (ack {finished: id} before the write) and the history pruned to 20, so the journal fills with
+   * (ack {finished: id} in the pipe before the write) and the history pruned to 20, so the journal fills with
    * what it no longer keeps and is compacted under traffic.
    */
   async 'outbox-appends'(storage, args, ack) {
@@ -94,12 +100,14 @@ export const SCENARIOS: Record<string, Scenario> = {
     const finish = (): void => {
       const r = acked[acked.length - 1 - finishBehind];
       if (!r || r.id === '') return;
-      ack({ finished: r.id });
       const at = new Date().toISOString();
       const patch = { id: r.id, seq: r.seq, status: 'delivered' as const, attempts: 1, lastAttemptAt: at, lastError: null, lastStatus: 200, nextAttemptAt: null, deliveredAt: at, finishedAt: at, redeliveries: 0 };
       r.id = '';
-      void storage.outbox.saveOutcome(instanceId, patch, { durable: true }).catch(() => undefined);
-      void storage.outbox.pruneHistory(instanceId, 20).catch(() => undefined);
+      // The parent must know of the outcome before it can reach the disk (see Scenario's ack).
+      void ack({ finished: patch.id }).then(async () => {
+        await storage.outbox.saveOutcome(instanceId, patch, { durable: true }).catch(() => undefined);
+        await storage.outbox.pruneHistory(instanceId, 20).catch(() => undefined);
+      });
     };
     const chat = async (k: number): Promise<void> => {
       const inFlight = new Set<Promise<void>>();
@@ -127,7 +135,7 @@ export const SCENARIOS: Record<string, Scenario> = {
         };
         const p = storage.outbox.append(record).then(() => {
           acked.push({ id, seq: record.seq, lane: record.lane, createdAt: now });
-          ack({ chat: k, n, id, seq: record.seq });
+          void ack({ chat: k, n, id, seq: record.seq });
           finish();
         });
         inFlight.add(p);
