@@ -3,8 +3,9 @@
  *
  * - `pg_send_vs_koa`: debited sandbox sends/s of ONE node on PostgreSQL (50 connections) against
  *   the Koa baseline of the run; `pg_send_p99_ms`.
- * - `pg_webhook_eps`: a burst of 2,000 inbound events delivered by one node on PostgreSQL (first to
- *   last receipt).
+ * - `pg_webhook_eps`: a burst of 2,000 inbound events delivered by one node on PostgreSQL, measured
+ *   as the files engine's `webhook_eps` (bench/measure.ts webhookBurst: load and signed receiver in
+ *   their own processes, from the client's first accepted call to the last receipt).
  * - `failover_s`, `failover_lost`, `failover_sessions`: three nodes, each running about
  *   BENCH_FAILOVER_SESSIONS (100) real WhatsApp sessions (Baileys against the protocol double);
  *   one is killed with SIGKILL and the seconds until every one of its sessions is connected on the
@@ -26,8 +27,8 @@ import pg from 'pg';
 import { childPreloadEnv } from '../test/protocol-double/index.js';
 import { mediaTrustEnv } from '../test/protocol-double/media.js';
 import { ProtocolDouble } from '../test/protocol-double/server.js';
-import { rssMb, startDaemon, type DaemonProc } from './lib.js';
-import { sendLoad } from './measure.js';
+import { rssMb, startDaemon, startReceiver, type DaemonProc } from './lib.js';
+import { CHATS, sendLoad, webhookBurst } from './measure.js';
 
 export interface ClusterResult {
   pg_send_rps: number;
@@ -105,20 +106,11 @@ async function until(check: () => Promise<boolean> | boolean, ms: number, what: 
 /** One node on PostgreSQL: debited sends, then a webhook burst. */
 async function oneNode(bin: string, log: (l: string) => void, koaRps: number, seconds: number): Promise<Pick<ClusterResult, 'pg_send_rps' | 'pg_send_vs_koa' | 'pg_send_p99_ms' | 'pg_webhook_eps'>> {
   const db = await createDatabase();
-  let received = 0;
-  let first = 0;
-  let last = 0;
-  const receiver = createServer((req, res) => {
-    req.resume();
-    req.on('end', () => {
-      res.writeHead(200).end();
-      received += 1;
-      first ||= Date.now();
-      last = Date.now();
-    });
-  });
-  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
-  const hook = `http://127.0.0.1:${(receiver.address() as { port: number }).port}/hook`;
+  // The files engine's webhook run's receiver and load (bench/measure.ts): its own processes,
+  // signed deliveries verified, CHATS chats over 50 connections.
+  const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
+  const receiver = await startReceiver(SECRET);
+  const hook = `http://127.0.0.1:${await receiver.listen()}/hook`;
   const { dirs, secret } = await initNodes(bin, db.url, 1, (c) => {
     c.webhooks.allowPrivateTargets = true;
     c.sending = { ...c.sending, minIntervalMs: 0, jitterMs: 0 };
@@ -130,39 +122,20 @@ async function oneNode(bin: string, log: (l: string) => void, koaRps: number, se
     await until(async () => (await api(node.port, 'POST', `/api/${id}/sandbox/scan`, { 'x-api-key': key })).body?.status === 'connected', 20_000, 'connected');
     // The same load as the files engine's sends and the Koa baseline (bench/measure.ts): 50
     // connections, 1,000 recipients in turn, after a warm-up.
-    const headers = { 'content-type': 'application/json', 'x-api-key': key };
     const { run: r } = await sendLoad(`http://127.0.0.1:${node.port}`, id, key, seconds);
     if (r.non2xx > 0 || r.errors > 0) throw new Error(`pg send run: ${r.non2xx} non-2xx, ${r.errors} errors`);
     log(`pg send (one node on PostgreSQL): ${Math.round(r.rps)} req/s, p99 ${r.p99} ms`);
 
-    // A webhook burst: 2,000 inbound events, 20 chats, sent as fast as the node takes them.
-    await api(node.port, 'PUT', `/api/${id}/webhook`, { 'x-api-key': key }, { url: hook });
-    const inbound = `http://127.0.0.1:${node.port}/api/${id}/sandbox/inbound`;
-    const burst = async (n: number): Promise<number> => {
-      let ok = 0;
-      await Promise.all(
-        Array.from({ length: 20 }, async (_, k) => {
-          for (let i = 0; i < n / 20; i++) {
-            const res = await fetch(inbound, { method: 'POST', headers, body: JSON.stringify({ from: `+1555100${String(1000 + k)}`, message: `${k}:${i}` }) });
-            await res.arrayBuffer();
-            if (res.status === 200) ok += 1;
-          }
-        }),
-      );
-      return ok;
-    };
-    await until(async () => received >= (await burst(200)), 60_000, 'warm-up delivered');
-    received = 0;
-    first = 0;
-    last = 0;
-    const accepted = await burst(2_000);
-    await until(() => received >= accepted, 120_000, 'the burst delivered');
-    const eps = received / Math.max(0.001, (last - first) / 1000);
-    log(`pg webhooks, a burst of 2,000: ${accepted} accepted, ${received} delivered: ${Math.round(eps)} deliveries/s`);
-    return { pg_send_rps: Math.round(r.rps), pg_send_vs_koa: Math.round((r.rps / koaRps) * 1000) / 1000, pg_send_p99_ms: r.p99, pg_webhook_eps: Math.round(eps) };
+    // A webhook burst as the files engine's: 2,000 inbound events from CHATS chats, the clock from
+    // the client's first accepted call to the last receipt.
+    await api(node.port, 'PUT', `/api/${id}/webhook`, { 'x-api-key': key }, { url: hook, secret: SECRET });
+    const w = await webhookBurst(`http://127.0.0.1:${node.port}`, id, key, receiver, { burst: 2_000, warmup: 500 });
+    if (w.b.badSignatures > 0) throw new Error(`${w.b.badSignatures} webhook deliveries failed signature verification`);
+    log(`pg webhooks, a burst of 2,000 from ${CHATS} chats: ${w.burst.total} inbound (${w.burst.non2xx} non-2xx), ${w.b.received} delivered: ${Math.round(w.eps)} deliveries/s (${Math.round(w.firstToLastEps)} first to last receipt)`);
+    return { pg_send_rps: Math.round(r.rps), pg_send_vs_koa: Math.round((r.rps / koaRps) * 1000) / 1000, pg_send_p99_ms: r.p99, pg_webhook_eps: Math.round(w.eps) };
   } finally {
     await node.stop();
-    receiver.close();
+    await receiver.stop();
     for (const d of dirs) await rm(d, { recursive: true, force: true });
     await db.drop();
   }

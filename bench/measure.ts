@@ -59,10 +59,11 @@ async function drain(receiver: Receiver, expected: number, ms = 60_000): Promise
 }
 
 /**
- * Webhooks of a sandbox instance whose webhook points at `receiver`: a warm-up burst, a burst of
- * `burst` inbound events from CHATS chats (eps), then `rate` events/s for `seconds` (latency).
+ * A warm-up burst of inbound events, then a burst of `burst` from CHATS chats over CONNECTIONS
+ * connections: deliveries per second from the client's first accepted call to the last receipt
+ * (`eps`), and from the first receipt (`firstToLastEps`).
  */
-export async function webhookLoad(base: string, instanceId: string, apiKey: string, receiver: Receiver, options: { burst: number; warmup: number; seconds: number; rate: number }): Promise<WebhookFigures> {
+export async function webhookBurst(base: string, instanceId: string, apiKey: string, receiver: Receiver, options: { burst: number; warmup: number }) {
   const spec: LoadSpec = { kind: 'inbound', url: `${base}/api/${instanceId}/sandbox/inbound`, headers: { 'x-api-key': apiKey }, connections: CONNECTIONS, chats: CHATS };
   await receiver.reset();
   await drain(receiver, (await runLoad({ ...spec, amount: options.warmup })).total);
@@ -72,7 +73,15 @@ export async function webhookLoad(base: string, instanceId: string, apiKey: stri
   const b = await receiver.stats();
   const eps = b.received / Math.max(0.001, (b.lastAt - burst.firstAcceptedAt) / 1000);
   const firstToLastEps = b.received / Math.max(0.001, (b.lastAt - b.firstAt) / 1000);
+  return { spec, burst, b, eps, firstToLastEps };
+}
 
+/**
+ * Webhooks of a sandbox instance whose webhook points at `receiver`: a warm-up burst, a burst of
+ * `burst` inbound events from CHATS chats (eps), then `rate` events/s for `seconds` (latency).
+ */
+export async function webhookLoad(base: string, instanceId: string, apiKey: string, receiver: Receiver, options: { burst: number; warmup: number; seconds: number; rate: number }): Promise<WebhookFigures> {
+  const { spec, burst, b, eps, firstToLastEps } = await webhookBurst(base, instanceId, apiKey, receiver, options);
   await receiver.reset();
   const paced = await runLoad({ ...spec, seconds: options.seconds, rate: options.rate });
   await drain(receiver, paced.total);

@@ -46,7 +46,7 @@ const seconds = Number(process.env.SECONDS_RUN ?? 5);
 const send = `http://127.0.0.1:${node.port}/api/${created.instanceId}/send`;
 const headers = { 'content-type': 'application/json', 'x-api-key': created.apiKey };
 const body = JSON.stringify({ phone: '+15551234567', message: 'bench' });
-await autocannon(send, { connections: 50, seconds: 2, method: 'POST', body, headers });
+if (process.env.MODE !== 'inbound') await autocannon(send, { connections: 50, seconds: 2, method: 'POST', body, headers });
 await new Promise((r) => setTimeout(r, 1500));
 await db.query('SELECT pg_stat_clear_snapshot()');
 const ticks = async (): Promise<{ node: number; pg: number }> => {
@@ -64,6 +64,8 @@ const ticks = async (): Promise<{ node: number; pg: number }> => {
   return { node: await read(node.child.pid!), pg: pgTicks };
 };
 const before = await stats();
+// With LOG_ALL, the server log shows this line where the measured phase starts (and MARK-END where it ends).
+await db.query(`SELECT 'MARK-START ${name}'`);
 const t0 = await ticks();
 let r: { rps: number; p99: number };
 if (process.env.MODE === 'inbound') {
@@ -91,6 +93,7 @@ if (process.env.MODE === 'inbound') {
 } else {
   r = await autocannon(send, { connections: Number(process.env.CONN ?? 50), seconds, method: 'POST', body, headers });
 }
+await db.query(`SELECT 'MARK-END ${name}'`);
 await new Promise((r) => setTimeout(r, 1500));
 await db.query('SELECT pg_stat_clear_snapshot()');
 const t1 = await ticks();

@@ -169,6 +169,7 @@ export async function createDaemon(parts: DaemonParts): Promise<Daemon> {
             const record = instances.get(id);
             if (!record) return;
             // What the previous owner spent and stored is read again before anything runs here.
+            storage.messages.adopted?.(id);
             void (async () => {
               await credits.refresh?.(id);
               await manager.start(record);

@@ -73,6 +73,34 @@ engineTest('messages: a chat keeps history.maxMessagesPerChat, the oldest go fir
   t.deepEqual(await ids(again), ['M5', 'M4', 'M3']);
 });
 
+engineTest('messages: the bound per chat holds across a removed chat, duplicate ids and batches of every size', async (t, at) => {
+  // Issue 23: PostgreSQL keeps each chat's row count in memory so that eviction visits only the
+  // rows past the bound; whatever changes the count (a removed chat, a duplicate, a reopen) must
+  // leave the same rows as one write at a time would.
+  const config = testConfig({ history: { maxMessagesPerChat: 3 } });
+  let s = await at.open({ config });
+  const now = Date.now();
+  const chat = 'a@s.whatsapp.net';
+  const ids = async (): Promise<string[]> => ((await s.messages.chatMessages(ID, chat, 10)) ?? { messages: [] }).messages.map((m) => m.messageId);
+  for (let i = 1; i <= 2; i++) await s.messages.recordOutgoing(ID, outgoing(`M${i}`, chat, now + i), true);
+  t.is(await s.messages.removeChat(ID, chat), 2);
+  for (const id of ['N1', 'N2', 'N2', 'N3']) await s.messages.recordOutgoing(ID, outgoing(id, chat, now + 10), true);
+  t.deepEqual(await ids(), ['N3', 'N2', 'N1'], 'a duplicate id is not counted');
+  await s.messages.recordOutgoing(ID, outgoing('N4', chat, now + 11), true);
+  t.deepEqual(await ids(), ['N4', 'N3', 'N2']);
+  await Promise.all(['B1', 'B2', 'N4'].map((id, i) => s.messages.recordOutgoing(ID, outgoing(id, chat, now + 20 + i), true)));
+  t.deepEqual(await ids(), ['B2', 'B1', 'N4'], 'a batch with a duplicate evicts only for what it stored');
+  await s.close();
+  s = await at.open({ config });
+  await s.messages.recordOutgoing(ID, outgoing('R1', chat, now + 30), true);
+  t.deepEqual(await ids(), ['R1', 'B2', 'B1'], 'after a reopen');
+  await Promise.all(Array.from({ length: 5 }, (_, i) => s.messages.recordOutgoing(ID, outgoing(`C${i}`, chat, now + 40 + i), true)));
+  t.deepEqual(await ids(), ['C4', 'C3', 'C2'], 'a batch larger than the bound keeps its newest');
+  t.is(await s.messages.removeChat(ID, chat), 3);
+  await s.messages.recordOutgoing(ID, outgoing('D1', chat, now + 50), true);
+  t.deepEqual(await ids(), ['D1']);
+});
+
 engineTest('messages: writes made at the same moment (one batch on PostgreSQL) keep the bound per chat, and one message given two statuses at once keeps the later', async (t, at) => {
   // Issue 23: PostgreSQL writes the messages and statuses that arrive together as one statement;
   // the bound, the order and the status rules are those of one write at a time.

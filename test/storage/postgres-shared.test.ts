@@ -5,7 +5,8 @@
  * writes), the owner's trial is granted once across them, and their holds never exceed the balance.
  */
 import test from 'ava';
-import { postgresEngine, type StorageLocation } from './engines.js';
+import { postgresEngine, testConfig, type StorageLocation } from './engines.js';
+import { outgoing } from './scenarios.js';
 import type { Storage } from '../../src/storage/storage.js';
 
 async function twoProcesses(): Promise<{ a: Storage; b: Storage; done(): Promise<void> }> {
@@ -84,3 +85,32 @@ test.serial('postgres: holds of two processes never exceed the balance, and cred
     await done();
   }
 });
+
+test.serial('postgres: an instance taken over is counted again: the bound per chat holds whoever wrote last (issue 23)', async (t) => {
+  // Each process keeps its chats' row counts to evict cheaply; another process may write the
+  // instance between two leases, so taking it over (`adopted`) forgets them.
+  const at: StorageLocation = await postgresEngine.location();
+  const config = testConfig({ history: { maxMessagesPerChat: 5 } });
+  const a = await at.open({ config });
+  const b = await at.open({ config });
+  try {
+    const ID = 'inst_shared_bound';
+    const chat = 'a@s.whatsapp.net';
+    const now = Date.now();
+    const write = (s: Storage, ids: string[]) => Promise.all(ids.map((id, i) => s.messages.recordOutgoing(ID, outgoing(id, chat, now + i), true)));
+    await write(a, ['A1', 'A2']);
+    // Another node owns the instance for a while and fills the chat.
+    b.messages.adopted?.(ID);
+    await write(b, ['B1', 'B2', 'B3', 'B4']);
+    t.deepEqual((await b.messages.chatMessages(ID, chat, 10))?.messages.map((m) => m.messageId), ['B4', 'B3', 'B2', 'B1', 'A2']);
+    // It comes back: without counting again, A would believe the chat holds 2.
+    a.messages.adopted?.(ID);
+    await write(a, ['A3', 'A4']);
+    t.deepEqual((await a.messages.chatMessages(ID, chat, 10))?.messages.map((m) => m.messageId), ['A4', 'A3', 'B4', 'B3', 'B2']);
+  } finally {
+    await a.close();
+    await b.close();
+    await at.destroy();
+  }
+});
+

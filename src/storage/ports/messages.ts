@@ -126,6 +126,11 @@ export interface MessageRepository {
   start(): void;
   stop(): Promise<void>;
   removeInstance(instanceId: string): Promise<void>;
+  /**
+   * This process took the instance over (a lease, on an engine several processes share): what it
+   * remembered of the instance's stored rows is read again (another process wrote them meanwhile).
+   */
+  adopted?(instanceId: string): void;
 }
 
 /** The newest messages of an instance a search looks at (the files engine reads each from disk). */

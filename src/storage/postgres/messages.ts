@@ -106,6 +106,9 @@ function merged(row: MessageRow): StoredMessage {
 /** How long a message's `pending` row waits for its status before it is written without it. */
 export const DEFER_PENDING_MS = 3;
 
+/** Chats per instance whose row count is kept in memory (see PgMessages.chatRows): ~100 bytes each. */
+const MAX_COUNTED_CHATS = 2_000;
+
 /**
  * Messages in PostgreSQL, one row each. A new message and the eviction of the oldest of its chat
  * past `history.maxMessagesPerChat` (with their media) are one statement; what expired past
@@ -123,6 +126,13 @@ export const DEFER_PENDING_MS = 3;
  */
 export class PgMessages implements MessageRepository {
   private readonly pruned = new Map<string, Promise<void>>();
+  /**
+   * Per instance, per chat: how many rows it holds, as this process's batches left it (one batch of
+   * an instance at a time, and only the lease holder writes an instance's messages). Anything
+   * else that removes rows forgets the count (the age prune, a removed chat or instance), and so
+   * does taking an instance over (`adopted`): another node may have written it meanwhile.
+   */
+  private readonly chatRows = new Map<string, Map<string, number>>();
   private sweepTimer: TimerHandle | null = null;
   /**
    * New messages and statuses, batched per instance (group-writes.ts), in the order they came: a
@@ -164,12 +174,18 @@ export class PgMessages implements MessageRepository {
   }
 
   private async prune(instanceId: string, now: number): Promise<void> {
-    await this.db.query(
-      'message store',
-      `WITH gone AS (DELETE FROM messages WHERE instance_id = $1 AND ts < $2 RETURNING message_id, has_media)
-      DELETE FROM media d USING gone WHERE gone.has_media AND d.instance_id = $1 AND d.message_id = gone.message_id`,
-      [instanceId, now - this.options.history.days * DAY_MS],
-    );
+    // Before and after: a batch written meanwhile counted rows this may remove.
+    this.chatRows.delete(instanceId);
+    try {
+      await this.db.query(
+        'message store',
+        `WITH gone AS (DELETE FROM messages WHERE instance_id = $1 AND ts < $2 RETURNING message_id, has_media)
+        DELETE FROM media d USING gone WHERE gone.has_media AND d.instance_id = $1 AND d.message_id = gone.message_id`,
+        [instanceId, now - this.options.history.days * DAY_MS],
+      );
+    } finally {
+      this.chatRows.delete(instanceId);
+    }
   }
 
   /** Without history, only what the lifecycle needs is kept. */
@@ -192,14 +208,33 @@ export class PgMessages implements MessageRepository {
    */
   private async insertBatch(instanceId: string, rows: NewRow[]): Promise<boolean[]> {
     const col = <V>(f: (m: StoredMessage) => V): V[] => rows.map((r) => f(r.kept));
+    const counted = this.chatRows.get(instanceId);
+    const knownChats: string[] = [];
+    const knownRows: number[] = [];
+    if (counted) {
+      for (const chat of new Set(col((m) => m.chatId))) {
+        const n = counted.get(chat);
+        if (n !== undefined) {
+          knownChats.push(chat);
+          knownRows.push(n);
+        }
+      }
+    }
     // The statement is prepared (db.ts), and its plan must be right whatever the tables held when
     // it was made: rows are deleted by their primary key (a join on instance_id alone was planned,
     // on a new database, as a scan of the whole instance: 7 ms a send instead of 0.2), and the
     // bound is part of the text so the planner knows it. The new rows are not among those the
     // statement's eviction sees: per chat, it keeps the bound less the rows that chat received (and
     // of a batch with more than the bound for one chat, only its newest are stored).
+    // Eviction needs each chat's row count before the batch: the one this process keeps
+    // (chatRows), or, for a chat it has not counted, a count in the statement. Then only the rows
+    // past the bound are visited, oldest first; reading the chat's newest `max` rows to find where
+    // the bound falls (as before) was most of PostgreSQL's CPU for a busy chat (perf, pg-diag
+    // inbound: a batch read 200 index entries and their heap tuples per chat it touched).
     const max = Math.max(1, Math.floor(this.options.history.maxMessagesPerChat));
-    const { rows: stored } = await this.db.query<{ message_id: string }>(
+    let answer: Array<{ k: string; id: string; n: number }>;
+    try {
+      answer = (await this.db.query<{ k: string; id: string; n: number }>(
       'message store',
       `WITH v AS (SELECT * FROM unnest($2::text[], $3::text[], $4::boolean[], $5::text[], $6::text[], $7::bigint[], $8::bigint[], $9::text[], $10::boolean[], $11::text[], $12::text[], $13::boolean[])
           WITH ORDINALITY AS v(message_id, chat_id, from_me, from_name, status, ts, updated_at, body, deleted, reactions, error, has_media, ord)),
@@ -208,15 +243,20 @@ export class PgMessages implements MessageRepository {
         INSERT INTO messages (instance_id, message_id, chat_id, from_me, from_name, status, ts, updated_at, body, deleted, reactions, error, has_media)
         SELECT $1, message_id, chat_id, from_me, from_name, status, ts, updated_at, body, deleted, reactions::jsonb, error, has_media FROM r WHERE newer <= ${max} ORDER BY ord
         ON CONFLICT DO NOTHING RETURNING message_id, chat_id),
-      per AS (SELECT chat_id, count(*)::integer AS n FROM ins GROUP BY chat_id),
+      per AS (SELECT chat_id, count(*)::integer AS added FROM ins GROUP BY chat_id),
+      known AS (SELECT * FROM unnest($14::text[], $15::integer[]) AS k(chat_id, n)),
+      had AS (SELECT per.chat_id, per.added, COALESCE(known.n,
+          (SELECT count(*)::integer FROM messages c WHERE c.instance_id = $1 AND c.chat_id = per.chat_id)) AS n
+        FROM per LEFT JOIN known ON known.chat_id = per.chat_id),
       gone AS (DELETE FROM messages m WHERE m.instance_id = $1 AND m.message_id = ANY (ARRAY(
-        SELECT old.message_id FROM per CROSS JOIN LATERAL (
-          SELECT message_id FROM messages WHERE instance_id = $1 AND chat_id = per.chat_id ORDER BY seq DESC OFFSET GREATEST(0, ${max} - per.n)) old))
-        RETURNING m.message_id, m.has_media),
+        SELECT old.message_id FROM had CROSS JOIN LATERAL (
+          SELECT message_id FROM messages WHERE instance_id = $1 AND chat_id = had.chat_id ORDER BY seq LIMIT GREATEST(0, had.n + had.added - ${max})) old))
+        RETURNING m.message_id, m.chat_id, m.has_media),
       media_gone AS (DELETE FROM media d WHERE d.instance_id = $1 AND d.message_id = ANY (ARRAY(SELECT message_id FROM gone WHERE has_media
         UNION ALL SELECT r.message_id FROM r WHERE r.newer > ${max} AND r.has_media
           AND NOT EXISTS (SELECT 1 FROM messages x WHERE x.instance_id = $1 AND x.message_id = r.message_id))))
-      SELECT message_id FROM ins`,
+      SELECT 'm' AS k, message_id AS id, 0 AS n FROM ins
+      UNION ALL SELECT 'c', had.chat_id, had.n + had.added - (SELECT count(*)::integer FROM gone WHERE gone.chat_id = had.chat_id) FROM had`,
       [
         instanceId,
         col((m) => m.messageId),
@@ -232,11 +272,32 @@ export class PgMessages implements MessageRepository {
         col((m) => (m.reactions ? JSON.stringify(m.reactions) : null)),
         col((m) => (m.error === undefined ? null : m.error.replaceAll('\u0000', ''))),
         col((m) => m.media !== undefined),
+        knownChats,
+        knownRows,
       ],
       !rows.some((r) => r.durable),
-    );
-    const kept = new Set(stored.map((r) => r.message_id));
+    )).rows;
+    } catch (err) {
+      // It may have been stored all the same (an answer lost on the way): count again.
+      this.chatRows.delete(instanceId);
+      throw err;
+    }
+    const kept = new Set<string>();
+    for (const a of answer) {
+      if (a.k === 'm') kept.add(a.id);
+      else this.countRows(instanceId, a.id, a.n);
+    }
     return rows.map((r) => kept.has(r.kept.messageId));
+  }
+
+  /** Remembers how many rows a chat holds now (a bounded number of chats per instance). */
+  private countRows(instanceId: string, chatId: string, n: number): void {
+    let counted = this.chatRows.get(instanceId);
+    if (!counted) this.chatRows.set(instanceId, (counted = new Map()));
+    counted.delete(chatId);
+    counted.set(chatId, n);
+    // The chat written longest ago is counted again in the statement when it comes back.
+    if (counted.size > MAX_COUNTED_CHATS) counted.delete(counted.keys().next().value!);
   }
 
   async recordOutgoing(instanceId: string, m: StoredMessage, durable: boolean, options: { mayWait?: boolean } = {}): Promise<void> {
@@ -384,6 +445,7 @@ export class PgMessages implements MessageRepository {
       SELECT count(*)::integer AS n FROM gone`,
       [instanceId, chatId],
     );
+    this.chatRows.get(instanceId)?.delete(chatId);
     return rows[0]?.n ?? 0;
   }
 
@@ -493,6 +555,7 @@ export class PgMessages implements MessageRepository {
   async removeInstance(instanceId: string): Promise<void> {
     if (this.inserts.pending(instanceId)) await this.inserts.drained(instanceId);
     this.pruned.delete(instanceId);
+    this.chatRows.delete(instanceId);
     await this.db.query('message store', 'DELETE FROM messages WHERE instance_id = $1', [instanceId]);
     await this.options.media.removeInstance(instanceId);
   }
@@ -500,5 +563,10 @@ export class PgMessages implements MessageRepository {
   /** The instance was removed by other means (Storage.removeInstance): forget that it was pruned. */
   forget(instanceId: string): void {
     this.pruned.delete(instanceId);
+    this.chatRows.delete(instanceId);
+  }
+
+  adopted(instanceId: string): void {
+    this.chatRows.delete(instanceId);
   }
 }
