@@ -55,6 +55,7 @@ import { auditFeature } from '../audit/feature.js';
 import { operatorsFeature } from '../operators/feature.js';
 import { usageFeature } from '../usage/feature.js';
 import type { Core } from './core.js';
+import { stampedAuth } from '../connection/lease-epoch.js';
 
 /** What the daemon is built from; tests swap the seams. */
 export interface DaemonParts {
@@ -126,15 +127,18 @@ export async function createDaemon(parts: DaemonParts): Promise<Daemon> {
   const prometheus =
     config.metrics.mode === 'off' ? null : createGatewayMetrics({ connectionStatuses: () => [...manager.all()].map((e) => e.connection.status) }, { defaultMetrics: parts.defaultMetrics ?? true });
   const metrics = prometheus?.sink ?? noMetrics;
+  // The lease epoch a connection's auth writes carry (cluster mode; bound once the leases exist).
+  let leaseEpoch: (id: string) => number | null = () => null;
   // Connections report to the status reporter, which reads the manager: tied through this late binding.
   let hooksFor: (id: string) => ConnectionHooks = () => {
     throw new Error('connection hooks used before the daemon was built');
   };
   const manager = new ConnectionManager({
-    sandboxFactory: (record, hooks) => new SandboxConnection(record.id, hooks, { auth: storage.auth, now: () => clock.now(), alwaysOnline: () => settingsOf(instances.get(record.id)).alwaysOnline }),
+    sandboxFactory: (record, hooks) => new SandboxConnection(record.id, hooks, { auth: stampedAuth(storage.auth, leaseEpoch(record.id)), now: () => clock.now(), alwaysOnline: () => settingsOf(instances.get(record.id)).alwaysOnline }),
     whatsappFactory: async () => {
       const options: BaileysOptions = {
         auth: storage.auth,
+        leaseEpoch: (id) => leaseEpoch(id),
         logger,
         settings: config.baileys,
         clock,
@@ -184,6 +188,7 @@ export async function createDaemon(parts: DaemonParts): Promise<Daemon> {
           },
         })
       : null;
+  if (cluster) leaseEpoch = (id) => cluster.leases.owned.get(id) ?? null;
   const status = new StatusReporter({
     instances,
     credits,

@@ -46,6 +46,15 @@ test('SIGSTOP past the lease: taken over elsewhere; after SIGCONT its sockets cl
   await waitFor(async () => (await Promise.all(moved.map((m) => statusOf(m, survivor)))).every((s) => s === 'connected'), 60_000, 'connected on the others');
   // The stopped node's sockets are still open at the TCP level (its process cannot close them).
   t.true(double.live().length > liveBefore - 1, 'the stopped node still holds its sockets');
+  // The new owner writes the auth state under its own lease epoch (migration 009): a send to a
+  // new contact makes a Signal session, stored, and nothing it saves is refused.
+  const contact = await double.contact('+15550009901', { name: 'Epoch' });
+  const sent = await cluster.request(survivor, 'POST', `/api/${moved[0]!.id}/send`, { key: moved[0]!.key, json: { phone: contact.phone, message: 'after the take-over' } });
+  t.is(sent.status, 200, JSON.stringify(sent.body));
+  const got = (await contact.nextMessage(20_000)).message;
+  t.is(got.conversation ?? got.extendedTextMessage?.text, 'after the take-over');
+  await new Promise((r) => setTimeout(r, 1_500)); // the auth store's debounce, then its write
+  for (const i of cluster.nodes.keys()) if (i !== stopped) t.notRegex(cluster.output(i), /saving credentials failed|stale lease/, `node ${i} stores its auth state`);
 
   const continuedAt = Date.now();
   cluster.nodes[stopped]!.kill('SIGCONT');

@@ -57,3 +57,40 @@ test('postgres: writes of an instance whose lease this node does not hold change
     await db.drop();
   }
 });
+
+test('postgres: an auth write carries the lease epoch its connection started under; another epoch of the same node changes nothing (issue 23 item 2)', async (t) => {
+  const db = await freshDatabase();
+  const storage = await openPostgresStorage({ url: db.url, config: testConfig(), clock: systemClock, timers: systemTimers, logger: pino({ level: 'silent' }), nodeId: 'node-a', poolSize: 4, lazyPoolSize: 2 });
+  const admin = new pg.Client({ connectionString: db.url });
+  await admin.connect();
+  const ID = 'inst_epoch0001';
+  const snapshot = (n: number, types: string[]) => ({ creds: JSON.stringify({ n }), tables: types.map((type) => ({ type, changed: true, json: () => JSON.stringify({ n, type }) })), paired: true });
+  const stored = async () => {
+    const c = await admin.query<{ creds: string }>('SELECT creds FROM auth_creds WHERE instance_id = $1', [ID]);
+    const k = await admin.query<{ type: string; data: string }>('SELECT type, data FROM auth_keys WHERE instance_id = $1 ORDER BY type', [ID]);
+    return { creds: c.rows[0]?.creds ?? null, keys: k.rows.map((r) => `${r.type}=${r.data}`) };
+  };
+  try {
+    // Node a held epoch 5, lost the instance, and took it back: epoch 7.
+    await admin.query(`INSERT INTO leases (instance_id, owner_node, epoch, expires_at) VALUES ($1, 'node-a', 7, now() + interval '1 minute')`, [ID]);
+    await storage.auth.write(ID, snapshot(7, ['pre-key', 'session']), { epoch: 7 });
+    const now7 = await stored();
+    t.deepEqual(now7, { creds: '{"n":7}', keys: ['pre-key={"n":7,"type":"pre-key"}', 'session={"n":7,"type":"session"}'] });
+    // The connection of epoch 5 writes late: refused whole (its key tables are not dropped either).
+    const late = await storage.auth.write(ID, snapshot(5, ['session']), { epoch: 5 }).then(() => null, (err: unknown) => err);
+    t.true(late instanceof GatewayError && late.code === 'INSTANCE_MOVING', String(late));
+    t.deepEqual(await stored(), now7, 'nothing of the old epoch is stored');
+    // Without an epoch the trigger's rule applies (this node holds the lease, unexpired).
+    await storage.auth.write(ID, snapshot(8, ['pre-key', 'session']));
+    t.is((await stored()).creds, '{"n":8}');
+    // The lease moves to node b at epoch 8: node a's epoch-7 writer is refused too.
+    await admin.query(`UPDATE leases SET owner_node = 'node-b', epoch = 8 WHERE instance_id = $1`, [ID]);
+    const moved = await storage.auth.write(ID, snapshot(9, ['pre-key']), { epoch: 8 }).then(() => null, (err: unknown) => err);
+    t.true(moved instanceof GatewayError && moved.code === 'INSTANCE_MOVING', String(moved));
+    t.is((await stored()).creds, '{"n":8}');
+  } finally {
+    await admin.end();
+    await storage.close();
+    await db.drop();
+  }
+});

@@ -17,6 +17,7 @@ import { AuthStateCorruptError, type AuthStore } from './auth-state.js';
 import { InboundQueue } from './inbound.js';
 import { LoginGate } from './login-gate.js';
 import { LazyAuthStore } from './lazy-store.js';
+import { stampedAuth } from '../lease-epoch.js';
 import { foldedStatuses, statusOf, withImplied, type LidResolver } from './mapping.js';
 import type { BaileysOptions, ConnectSettings, MakeSocket, SocketLike } from './options.js';
 import { proxyRoute, type ProxyRoute } from './proxy.js';
@@ -102,7 +103,7 @@ export class BaileysConnection implements Connection {
   ) {
     this.log = options.logger.child({ instanceId, component: 'baileys-connection' });
     this.baileysLog = options.logger.child({ instanceId, component: 'baileys' }, { level: options.settings.logLevel || 'warn' });
-    this.store = new LazyAuthStore(options.auth, instanceId, this.log, options.authDebounceMs);
+    this.store = new LazyAuthStore(stampedAuth(options.auth, options.leaseEpoch?.(instanceId) ?? null), instanceId, this.log, options.authDebounceMs);
     const clock: Clock = options.clock ?? systemClock;
     this.inbound = new InboundQueue(this.hooks, clock, this.log);
     this.account = new BaileysAccount({ hooks, inbound: this.inbound, log: this.log, now: () => clock.now(), recentSend: (key) => this.recent.lookup(key) });

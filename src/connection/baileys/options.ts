@@ -89,6 +89,11 @@ export interface BaileysOptions {
    * `syncFullHistory` and `alwaysOnline`. Absent: direct, no full history, offline at connect.
    */
   connectSettings?: (instanceId: string) => ConnectSettings;
+  /**
+   * The lease epoch this node holds for an instance (several nodes on PostgreSQL), read when its
+   * connection is made: the connection's auth writes carry it (src/connection/lease-epoch.ts).
+   */
+  leaseEpoch?: (instanceId: string) => number | null;
 }
 
 /** What a socket is opened with, from the instance's settings. */

@@ -27,8 +27,12 @@ export interface AuthStateRepository {
    * but cannot be read: pairing afresh over it would lose the session (that is a human decision).
    */
   read(instanceId: string, reviver: (key: string, value: unknown) => unknown): Promise<StoredAuth | null>;
-  /** Stores a snapshot (replacing the previous one whole, or the tables that changed). */
-  write(instanceId: string, snapshot: AuthSnapshot): Promise<void>;
+  /**
+   * Stores a snapshot (replacing the previous one whole, or the tables that changed). `epoch`: the
+   * lease epoch its writer started under (an engine several nodes share refuses the write, as
+   * INSTANCE_MOVING, unless this node still holds that epoch; see src/connection/lease-epoch.ts).
+   */
+  write(instanceId: string, snapshot: AuthSnapshot, options?: { epoch?: number }): Promise<void>;
   /** Forgets the session (logout, delete): also a state that cannot be read. */
   remove(instanceId: string): Promise<void>;
   /** Whether a phone is paired (a linked account is stored), without loading the state. */

@@ -46,16 +46,20 @@ export class PgAuthStates implements AuthStateRepository {
     return { creds, keys };
   }
 
-  async write(instanceId: string, snapshot: AuthSnapshot): Promise<void> {
+  async write(instanceId: string, snapshot: AuthSnapshot, options: { epoch?: number } = {}): Promise<void> {
     const changed = snapshot.tables.filter((t) => t.changed);
+    // gw_fence (migration 009) runs before any row is written: the creds' insert reads from it, and
+    // a refusal fails the whole statement, the deletion of dropped key tables included (deletes
+    // are not fenced by the trigger).
     await this.db.query(
       'auth store',
-      `WITH c AS (INSERT INTO auth_creds (instance_id, creds, paired) VALUES ($1, $2, $3)
+      `WITH f AS (SELECT gw_fence($1, $7::bigint) AS ok),
+        c AS (INSERT INTO auth_creds (instance_id, creds, paired) SELECT $1, $2, $3 FROM f WHERE f.ok
           ON CONFLICT (instance_id) DO UPDATE SET creds = excluded.creds, paired = excluded.paired),
-        k AS (INSERT INTO auth_keys (instance_id, type, data) SELECT $1, t, d FROM unnest($4::text[], $5::text[]) AS x(t, d)
+        k AS (INSERT INTO auth_keys (instance_id, type, data) SELECT $1, t, d FROM f, unnest($4::text[], $5::text[]) AS x(t, d) WHERE f.ok
           ON CONFLICT (instance_id, type) DO UPDATE SET data = excluded.data)
-      DELETE FROM auth_keys WHERE instance_id = $1 AND NOT (type = ANY ($6::text[]))`,
-      [instanceId, snapshot.creds, snapshot.paired, changed.map((t) => t.type), changed.map((t) => t.json()), snapshot.tables.map((t) => t.type)],
+      DELETE FROM auth_keys WHERE instance_id = $1 AND NOT (type = ANY ($6::text[])) AND (SELECT ok FROM f)`,
+      [instanceId, snapshot.creds, snapshot.paired, changed.map((t) => t.type), changed.map((t) => t.json()), snapshot.tables.map((t) => t.type), options.epoch ?? null],
     );
   }
 

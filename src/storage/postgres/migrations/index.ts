@@ -6,6 +6,7 @@ import { sql as sessions } from './005-sessions.js';
 import { sql as pollVotes } from './006-poll-votes.js';
 import { sql as operatorsAuditUsage } from './007-operators-audit-usage.js';
 import { sql as fencingOncePerStatement } from './008-fencing-once-per-statement.js';
+import { sql as leaseEpoch } from './009-lease-epoch.js';
 
 export interface Migration {
   /** Applied in this order, each once; never renumbered or edited once released. */
@@ -27,4 +28,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 6, name: 'poll-votes', sql: pollVotes },
   { version: 7, name: 'operators-audit-usage', sql: operatorsAuditUsage },
   { version: 8, name: 'fencing-once-per-statement', sql: fencingOncePerStatement },
+  { version: 9, name: 'lease-epoch', sql: leaseEpoch },
 ];
