@@ -2,6 +2,7 @@
 // and of its database backends, commits and row changes per send), from the server's own statistics.
 // `node --import=tsx bench/pg-diag.ts` after `npm run build`; LOG_ALL=1 logs every statement's duration
 // (log_min_duration_statement) to the server log, ASYNC_COMMIT=1 runs the database without WAL flushes.
+// MODE=phones sends the bench's load (1,000 recipients, bench/load.ts); MODE=inbound received messages with a webhook.
 import pg from 'pg';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -46,7 +47,11 @@ const seconds = Number(process.env.SECONDS_RUN ?? 5);
 const send = `http://127.0.0.1:${node.port}/api/${created.instanceId}/send`;
 const headers = { 'content-type': 'application/json', 'x-api-key': created.apiKey };
 const body = JSON.stringify({ phone: '+15551234567', message: 'bench' });
-if (process.env.MODE !== 'inbound') await autocannon(send, { connections: 50, seconds: 2, method: 'POST', body, headers });
+if (process.env.MODE === 'phones') {
+  const { runLoad } = await import('./lib.js');
+  const { PHONES } = await import('./measure.js');
+  await runLoad({ kind: 'send', url: send, headers: { 'x-api-key': created.apiKey }, connections: 50, phones: PHONES, seconds: 2 });
+} else if (process.env.MODE !== 'inbound') await autocannon(send, { connections: 50, seconds: 2, method: 'POST', body, headers });
 await new Promise((r) => setTimeout(r, 1500));
 await db.query('SELECT pg_stat_clear_snapshot()');
 const ticks = async (): Promise<{ node: number; pg: number }> => {
@@ -90,6 +95,12 @@ if (process.env.MODE === 'inbound') {
   console.log(`inbound: ${Math.round(sent / seconds)}/s accepted, ${got} of ${sent} delivered ${((Date.now() - t) / 1000).toFixed(1)} s after the last`);
   receiver.close();
   r = { rps: sent / seconds, p99: 0 };
+} else if (process.env.MODE === 'phones') {
+  // The bench's own send load (bench/load.ts in its own process): 50 connections, 1,000 recipients in turn.
+  const { runLoad } = await import('./lib.js');
+  const { PHONES } = await import('./measure.js');
+  const run = await runLoad({ kind: 'send', url: send, headers: { 'x-api-key': created.apiKey }, connections: 50, phones: PHONES, seconds });
+  r = { rps: run.rps, p99: run.p99 };
 } else {
   r = await autocannon(send, { connections: Number(process.env.CONN ?? 50), seconds, method: 'POST', body, headers });
 }

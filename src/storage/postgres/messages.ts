@@ -217,9 +217,10 @@ export class PgMessages implements MessageRepository {
   private async insertBatch(instanceId: string, rows: NewRow[]): Promise<boolean[]> {
     const col = <V>(f: (m: StoredMessage) => V): V[] => rows.map((r) => f(r.kept));
     const max = Math.max(1, Math.floor(this.options.history.maxMessagesPerChat));
-    const counted = this.chatRows.get(instanceId);
     const adding = new Map<string, number>();
     for (const r of rows) adding.set(r.kept.chatId, (adding.get(r.kept.chatId) ?? 0) + 1);
+    await this.countChats(instanceId, adding.keys());
+    const counted = this.chatRows.get(instanceId);
     const knownChats: string[] = [];
     const knownRows: number[] = [];
     let within = counted !== undefined;
@@ -311,6 +312,25 @@ export class PgMessages implements MessageRepository {
       this.chatRows.delete(instanceId);
       throw err;
     }
+  }
+
+  /**
+   * Counts the rows of the chats this process has not counted yet (one query for all of them; a
+   * chat it finds none of holds 0). The count could be part of the batch's statement, but that
+   * statement costs ~0.8 ms of planning where a plain insert costs ~0.2: a client writing to one
+   * new chat after another (the bench's 1,000 recipients in turn) would pay it at every batch.
+   */
+  private async countChats(instanceId: string, chats: Iterable<string>): Promise<void> {
+    const counted = this.chatRows.get(instanceId);
+    const unknown = [...chats].filter((c) => counted?.get(c) === undefined);
+    if (unknown.length === 0) return;
+    const { rows } = await this.db.query<{ chat_id: string; n: number }>(
+      'message store',
+      'SELECT chat_id, count(*)::integer AS n FROM messages WHERE instance_id = $1 AND chat_id = ANY ($2::text[]) GROUP BY chat_id',
+      [instanceId, unknown],
+    );
+    const found = new Map(rows.map((r) => [r.chat_id, r.n]));
+    for (const chat of unknown) this.countRows(instanceId, chat, found.get(chat) ?? 0);
   }
 
   /** Remembers how many rows a chat holds now (a bounded number of chats per instance). */
