@@ -7,6 +7,7 @@ import { sql as pollVotes } from './006-poll-votes.js';
 import { sql as operatorsAuditUsage } from './007-operators-audit-usage.js';
 import { sql as fencingOncePerStatement } from './008-fencing-once-per-statement.js';
 import { sql as leaseEpoch } from './009-lease-epoch.js';
+import { sql as creditBatchPlans } from './010-credit-batch-plans.js';
 
 export interface Migration {
   /** Applied in this order, each once; never renumbered or edited once released. */
@@ -29,4 +30,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 7, name: 'operators-audit-usage', sql: operatorsAuditUsage },
   { version: 8, name: 'fencing-once-per-statement', sql: fencingOncePerStatement },
   { version: 9, name: 'lease-epoch', sql: leaseEpoch },
+  { version: 10, name: 'credit-batch-plans', sql: creditBatchPlans },
 ];
