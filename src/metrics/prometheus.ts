@@ -29,6 +29,9 @@ function methodLabel(method: string): string {
   return METHODS.has(method) ? method : 'OTHER';
 }
 
+/** How often the event-loop lag is sampled (see createGatewayMetrics). */
+const LAG_SAMPLE_MS = 20;
+
 /**
  * The gateway's Prometheus metrics, plus prom-client's process metrics (CPU, memory, file
  * descriptors, GC and event-loop lag as `nodejs_eventloop_lag_*`).
@@ -36,7 +39,10 @@ function methodLabel(method: string): string {
 export function createGatewayMetrics(sources: MetricsSources, options: { defaultMetrics?: boolean } = {}): GatewayMetrics {
   const registry = new Registry();
   const registers = [registry];
-  if (options.defaultMetrics !== false) collectDefaultMetrics({ register: registry });
+  // The event-loop lag histogram samples on a timer: prom-client's default, every 10 ms, woke an
+  // idle daemon ~200 times a second (strace: epoll_pwait), 1 % of a core on the 2-core machine with
+  // nothing to do. Every 20 ms keeps a stall's length within 20 ms of the truth at half the wake-ups.
+  if (options.defaultMetrics !== false) collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: LAG_SAMPLE_MS });
 
   const sends = new Counter({
     name: 'gateway_sends_total',
