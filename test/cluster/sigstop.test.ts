@@ -5,6 +5,7 @@
  * refuses a node without the lease), and rejoins the gateway.
  */
 import test from 'ava';
+import pg from 'pg';
 import { ProtocolDouble } from '../protocol-double/server.js';
 import { startGatewayCluster } from '../helpers/cluster.js';
 import { waitFor } from '../helpers/daemon.js';
@@ -47,13 +48,24 @@ test('SIGSTOP past the lease: taken over elsewhere; after SIGCONT its sockets cl
   // The stopped node's sockets are still open at the TCP level (its process cannot close them).
   t.true(double.live().length > liveBefore - 1, 'the stopped node still holds its sockets');
   // The new owner writes the auth state under its own lease epoch (migration 009): a send to a
-  // new contact makes a Signal session, stored, and nothing it saves is refused.
-  const contact = await double.contact('+15550009901', { name: 'Epoch' });
-  const sent = await cluster.request(survivor, 'POST', `/api/${moved[0]!.id}/send`, { key: moved[0]!.key, json: { phone: contact.phone, message: 'after the take-over' } });
-  t.is(sent.status, 200, JSON.stringify(sent.body));
-  const got = (await contact.nextMessage(20_000)).message;
-  t.is(got.conversation ?? got.extendedTextMessage?.text, 'after the take-over');
-  await new Promise((r) => setTimeout(r, 1_500)); // the auth store's debounce, then its write
+  // new contact makes a Signal session, which must reach the database (a refused epoch keeps it out).
+  const db = new pg.Client({ connectionString: cluster.db.url });
+  await db.connect();
+  const sessions = async (): Promise<string[]> => {
+    const data = (await db.query<{ data: string }>(`SELECT data FROM auth_keys WHERE instance_id = $1 AND type = 'session'`, [moved[0]!.id])).rows[0]?.data;
+    return data ? Object.keys(JSON.parse(data) as Record<string, unknown>) : [];
+  };
+  try {
+    const before = await sessions();
+    const contact = await double.contact('+15550009901', { name: 'Epoch' });
+    const sent = await cluster.request(survivor, 'POST', `/api/${moved[0]!.id}/send`, { key: moved[0]!.key, json: { phone: contact.phone, message: 'after the take-over' } });
+    t.is(sent.status, 200, JSON.stringify(sent.body));
+    const got = (await contact.nextMessage(20_000)).message;
+    t.is(got.conversation ?? got.extendedTextMessage?.text, 'after the take-over');
+    await waitFor(async () => (await sessions()).some((k) => !before.includes(k)), 10_000, 'the session with the new contact stored');
+  } finally {
+    await db.end();
+  }
   for (const i of cluster.nodes.keys()) if (i !== stopped) t.notRegex(cluster.output(i), /saving credentials failed|stale lease/, `node ${i} stores its auth state`);
 
   const continuedAt = Date.now();

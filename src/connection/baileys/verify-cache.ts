@@ -10,8 +10,8 @@ export type VerifySignature = (publicKey: Uint8Array, message: Uint8Array, signa
  * checked in pure JavaScript (libsignal's curve25519), 6 to 10 ms of CPU apiece, for a chain that is
  * the same for every connection to a server. Measured on a thousand sessions logging in after a
  * restart, that was a quarter of the daemon's CPU. The checks now run on OpenSSL (native-xeddsa.ts,
- * ~110 µs apiece); a hit here costs a SHA-256 of a few hundred bytes, still less. A signature check is a pure function of its
- * inputs, so answering a repeat from memory changes nothing but the time.
+ * ~110 µs apiece); a hit here costs a SHA-256 of a few hundred bytes, still less. A signature check
+ * is a pure function of its inputs, so answering a repeat from memory changes nothing but the time.
  *
  * Only acceptances are remembered: a refusal is checked again each time, so nothing a server sends
  * can make the cache answer anything but what `verify` itself once answered true for the same key,

@@ -206,33 +206,20 @@ export class PgMessages implements MessageRepository {
    * One statement for a batch of one instance's new messages: the rows, then, per chat they went
    * to, the eviction of its oldest past `history.maxMessagesPerChat` (with their media).
    *
-   * Eviction needs each chat's row count before the batch: the one this process keeps (chatRows),
-   * or, for a chat it has not counted, a count in the statement. Only the rows past the bound are
-   * visited, oldest first; reading the chat's newest `max` rows to find where the bound falls (as
-   * before) was most of PostgreSQL's CPU for a busy chat (perf, pg-diag inbound: a batch read 200
-   * index entries and their heap tuples per chat it touched). When every chat of the batch is
-   * counted and stays within the bound, the statement is a plain insert: the full one took 0.73 ms
-   * of planning (bind) a batch against 1.26 ms of execution (log_min_duration_statement, pg-diag).
+   * Eviction needs each chat's row count before the batch (chatCounts), and visits only the rows
+   * past the bound, oldest first; reading the chat's newest `max` rows to find where the bound falls
+   * (as before) was most of PostgreSQL's CPU for a busy chat (perf, pg-diag inbound: a batch read
+   * 200 index entries and their heap tuples per chat it touched). When every chat of the batch stays
+   * within the bound, the statement is a plain insert: the full one took 0.73 ms of planning (bind)
+   * a batch against 1.26 ms of execution (log_min_duration_statement, pg-diag).
    */
   private async insertBatch(instanceId: string, rows: NewRow[]): Promise<boolean[]> {
     const col = <V>(f: (m: StoredMessage) => V): V[] => rows.map((r) => f(r.kept));
     const max = Math.max(1, Math.floor(this.options.history.maxMessagesPerChat));
     const adding = new Map<string, number>();
     for (const r of rows) adding.set(r.kept.chatId, (adding.get(r.kept.chatId) ?? 0) + 1);
-    await this.countChats(instanceId, adding.keys());
-    const counted = this.chatRows.get(instanceId);
-    const knownChats: string[] = [];
-    const knownRows: number[] = [];
-    let within = counted !== undefined;
-    for (const [chat, k] of adding) {
-      const n = counted?.get(chat);
-      if (n === undefined) within = false;
-      else {
-        knownChats.push(chat);
-        knownRows.push(n);
-        if (n + k > max) within = false;
-      }
-    }
+    const had = await this.chatCounts(instanceId, [...adding.keys()]);
+    const within = [...adding].every(([chat, k]) => had.get(chat)! + k <= max);
     const values = [
       instanceId,
       col((m) => m.messageId),
@@ -266,8 +253,9 @@ export class PgMessages implements MessageRepository {
         );
         for (const r of stored) {
           kept.add(r.message_id);
-          counted!.set(r.chat_id, counted!.get(r.chat_id)! + 1);
+          had.set(r.chat_id, had.get(r.chat_id)! + 1);
         }
+        for (const [chat, n] of had) this.countRows(instanceId, chat, n);
         return rows.map((r) => kept.has(r.kept.messageId));
       }
       // The statement is prepared (db.ts), and its plan must be right whatever the tables held when
@@ -286,10 +274,7 @@ export class PgMessages implements MessageRepository {
           SELECT $1, message_id, chat_id, from_me, from_name, status, ts, updated_at, body, deleted, reactions::jsonb, error, has_media FROM r WHERE newer <= ${max} ORDER BY ord
           ON CONFLICT DO NOTHING RETURNING message_id, chat_id),
         per AS (SELECT chat_id, count(*)::integer AS added FROM ins GROUP BY chat_id),
-        known AS (SELECT * FROM unnest($14::text[], $15::integer[]) AS k(chat_id, n)),
-        had AS (SELECT per.chat_id, per.added, COALESCE(known.n,
-            (SELECT count(*)::integer FROM messages c WHERE c.instance_id = $1 AND c.chat_id = per.chat_id)) AS n
-          FROM per LEFT JOIN known ON known.chat_id = per.chat_id),
+        had AS (SELECT per.chat_id, per.added, k.n FROM per JOIN unnest($14::text[], $15::integer[]) AS k(chat_id, n) ON k.chat_id = per.chat_id),
         gone AS (DELETE FROM messages m WHERE m.instance_id = $1 AND m.message_id = ANY (ARRAY(
           SELECT old.message_id FROM had CROSS JOIN LATERAL (
             SELECT message_id FROM messages WHERE instance_id = $1 AND chat_id = had.chat_id ORDER BY seq LIMIT GREATEST(0, had.n + had.added - ${max})) old))
@@ -299,7 +284,7 @@ export class PgMessages implements MessageRepository {
             AND NOT EXISTS (SELECT 1 FROM messages x WHERE x.instance_id = $1 AND x.message_id = r.message_id))))
         SELECT 'm' AS k, message_id AS id, 0 AS n FROM ins
         UNION ALL SELECT 'c', had.chat_id, had.n + had.added - (SELECT count(*)::integer FROM gone WHERE gone.chat_id = had.chat_id) FROM had`,
-        [...values, knownChats, knownRows],
+        [...values, [...had.keys()], [...had.values()]],
         lazy,
       );
       for (const a of answer) {
@@ -315,22 +300,30 @@ export class PgMessages implements MessageRepository {
   }
 
   /**
-   * Counts the rows of the chats this process has not counted yet (one query for all of them; a
-   * chat it finds none of holds 0). The count could be part of the batch's statement, but that
-   * statement costs ~0.8 ms of planning where a plain insert costs ~0.2: a client writing to one
-   * new chat after another (the bench's 1,000 recipients in turn) would pay it at every batch.
+   * The rows each of `chats` holds now: as this process counted them (chatRows), and the others
+   * counted by one query for all of them (a chat it finds none of holds 0). The count could be part
+   * of the batch's statement, but that statement costs ~0.8 ms of planning where a plain insert
+   * costs ~0.2: a client writing to one new chat after another (the bench's 1,000 recipients in
+   * turn) would pay it at every batch.
    */
-  private async countChats(instanceId: string, chats: Iterable<string>): Promise<void> {
+  private async chatCounts(instanceId: string, chats: readonly string[]): Promise<Map<string, number>> {
     const counted = this.chatRows.get(instanceId);
-    const unknown = [...chats].filter((c) => counted?.get(c) === undefined);
-    if (unknown.length === 0) return;
+    const out = new Map<string, number>();
+    const unknown: string[] = [];
+    for (const chat of chats) {
+      const n = counted?.get(chat);
+      if (n === undefined) unknown.push(chat);
+      else out.set(chat, n);
+    }
+    if (unknown.length === 0) return out;
     const { rows } = await this.db.query<{ chat_id: string; n: number }>(
       'message store',
       'SELECT chat_id, count(*)::integer AS n FROM messages WHERE instance_id = $1 AND chat_id = ANY ($2::text[]) GROUP BY chat_id',
       [instanceId, unknown],
     );
     const found = new Map(rows.map((r) => [r.chat_id, r.n]));
-    for (const chat of unknown) this.countRows(instanceId, chat, found.get(chat) ?? 0);
+    for (const chat of unknown) out.set(chat, found.get(chat) ?? 0);
+    return out;
   }
 
   /** Remembers how many rows a chat holds now (a bounded number of chats per instance). */
@@ -339,7 +332,7 @@ export class PgMessages implements MessageRepository {
     if (!counted) this.chatRows.set(instanceId, (counted = new Map()));
     counted.delete(chatId);
     counted.set(chatId, n);
-    // The chat written longest ago is counted again in the statement when it comes back.
+    // The chat written longest ago is counted again when it comes back.
     if (counted.size > MAX_COUNTED_CHATS) counted.delete(counted.keys().next().value!);
   }
 

@@ -9,8 +9,11 @@
  * under (the WhatsApp auth state: each connection stamps its writes with the epoch its node held
  * when it opened it, see src/connection/lease-epoch.ts). It refuses (GW001, as the trigger) unless
  * this node holds that very epoch, unexpired; then it leaves the trigger's memo (migration 008) so
- * the statement's rows cost the trigger a comparison. A null epoch claims nothing beyond the
- * trigger's rule; a connection without a node id (tools, a data dir migration) writes freely.
+ * the statement's rows cost the trigger a comparison. A null epoch claims nothing beyond owner and
+ * expiry; a connection without a node id (tools, a data dir migration) writes freely.
+ *
+ * The row trigger (gw_fenced) keeps its memo and asks gw_fence for the rest: one rule, in one
+ * function, for both.
  */
 export const sql = `
 CREATE FUNCTION gw_fence(inst text, ep bigint) RETURNS boolean LANGUAGE plpgsql VOLATILE AS $$
@@ -21,10 +24,20 @@ BEGIN
     RETURN true;
   END IF;
   IF NOT EXISTS (SELECT 1 FROM leases WHERE instance_id = inst AND owner_node = me AND (ep IS NULL OR epoch = ep) AND expires_at > now()) THEN
-    RAISE EXCEPTION 'stale lease: node % does not hold epoch % of the lease of %', me, ep, inst USING ERRCODE = 'GW001';
+    RAISE EXCEPTION 'stale lease: node % does not hold the lease of % (epoch %)', me, inst, COALESCE(ep::text, 'any') USING ERRCODE = 'GW001';
   END IF;
   PERFORM set_config('gw.fenced', statement_timestamp()::text || ' ' || inst, true);
   RETURN true;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION gw_fenced() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF current_setting('gw.fenced', true) = statement_timestamp()::text || ' ' || NEW.instance_id THEN
+    RETURN NEW;
+  END IF;
+  PERFORM gw_fence(NEW.instance_id, NULL);
+  RETURN NEW;
 END
 $$;
 `;
