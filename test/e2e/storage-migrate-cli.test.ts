@@ -69,7 +69,9 @@ function migrateKilledWhen(dataDir: string, url: string, after: RegExp, when: (c
           }
           child.kill('SIGCONT');
           // Blocking, not a timer: on a loaded machine a 3 ms timer fired late, and the child ran
-          // through a whole kind in one step (CI, beside a benchmark: killed after the media).
+          // through a whole kind in one step (CI, beside a benchmark: killed after the media). The
+          // tests that step a child are serial: another test's wait would block this one's loop
+          // before its first stop, while the child runs free.
           Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 3);
           child.kill('SIGSTOP');
         }
@@ -95,7 +97,7 @@ function migrateKilledWhen(dataDir: string, url: string, after: RegExp, when: (c
   });
 }
 
-test('kill -9 mid-migration, then the same command again: it resumes and completes, counts equal, nothing duplicated', async (t) => {
+test.serial('kill -9 mid-migration, then the same command again: it resumes and completes, counts equal, nothing duplicated', async (t) => {
   t.timeout(240_000);
   const dataDir = await scratch(t);
   const db = await database(t);
@@ -166,7 +168,7 @@ test('kill -9 mid-migration, then the same command again: it resumes and complet
   t.regex(third.stderr, /^gateway: this data dir was migrated into that database already \(completed .*\) and its cluster secret was shown then; nothing to do/);
 });
 
-test('kill -9 while the audit log is copied, then the same command again: each entry once, in its place, and new entries come after', async (t) => {
+test.serial('kill -9 while the audit log is copied, then the same command again: each entry once, in its place, and new entries come after', async (t) => {
   t.timeout(240_000);
   const dataDir = await scratch(t);
   const db = await database(t);
