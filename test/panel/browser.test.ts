@@ -69,9 +69,13 @@ test('admin: sign in, instances (sandbox and WhatsApp), live QR, pairing code, c
   t.false(wa.sandbox);
   await waitFor(() => fake.made.get(wa.id), 10_000, 'the WhatsApp connection');
   // Its QR is drawn live as it rotates.
-  fake.made.get(wa.id)!.set('qr_code_generated', 'wa-qr-1');
+  // A QR that came before the page listened is drawn at the next rotation: rotate until it is.
   const qr = page.getByRole('img', { name: /Pairing QR/ });
-  await qr.waitFor();
+  let rotation = 0;
+  await waitFor(async () => {
+    fake.made.get(wa.id)!.set('qr_code_generated', `wa-qr-0-${rotation++}`);
+    return qr.isVisible();
+  }, 30_000, 'the QR drawn');
   const src1 = await qr.getAttribute('src');
   fake.made.get(wa.id)!.set('qr_code_generated', 'wa-qr-2');
   await waitFor(async () => (await qr.getAttribute('src')) !== src1, 10_000, 'the rotated QR');
