@@ -176,7 +176,9 @@ export async function sessionsBench(bin: string, log: (line: string) => void, op
   });
   const env = { ...childPreloadEnv(), ...mediaTrustEnv(double.mediaHost) };
   const nodeArgs = process.env.BENCH_SESSIONS_NODE_ARGS ? process.env.BENCH_SESSIONS_NODE_ARGS.split(' ') : [];
-  let gw: DaemonProc = await startDaemon(bin, dataDir, { env, inspect: true, nodeArgs });
+  // BENCH_SESSIONS_STDOUT=file keeps the daemon's stdout (with --trace-gc in BENCH_SESSIONS_NODE_ARGS, its GC pauses) in its data dir.
+  const stdout = process.env.BENCH_SESSIONS_STDOUT === 'file' ? ('file' as const) : ('ignore' as const);
+  let gw: DaemonProc = await startDaemon(bin, dataDir, { env, inspect: true, nodeArgs, stdout });
   // Connected only to measure memory and profile: idle CPU is measured with no inspector client.
   let inspector: Inspector | null = null;
   const insp = async (): Promise<Inspector> => (inspector ??= await Inspector.connect(gw.inspectorUrl!));
@@ -323,7 +325,7 @@ export async function sessionsBench(bin: string, log: (line: string) => void, op
     disconnect();
     await gw.stop();
     const { sessions: before } = await double.logins();
-    gw = await startDaemon(bin, dataDir, { env, inspect: true, nodeArgs });
+    gw = await startDaemon(bin, dataDir, { env, inspect: true, nodeArgs, stdout });
     const spawnedAt = gw.spawnedAt;
     if (first) await startProfile();
     await until(async () => (await connected()) === n || undefined, 900_000, `all ${n} connected after the restart`, 100);

@@ -33,6 +33,7 @@ import { Waiters } from './waiters.js';
 import { askPairingCode } from './pairing-code.js';
 import { BaileysAccount } from './account.js';
 import * as groupActions from './groups.js';
+import { routeLibsignalConsole } from './libsignal-console.js';
 import type { CreatedGroup, GroupSettings, ParticipantResult } from '../account-types.js';
 import type { GroupAction, PresenceState } from '../../schemas/account-events.js';
 
@@ -794,5 +795,7 @@ function releasePendingQueries(sock: SocketLike): void {
 /** The ConnectionFactory for non-sandbox instances. */
 export function createBaileysConnectionFactory(options: BaileysOptions): ConnectionFactory {
   const loginGate = options.loginGate ?? new LoginGate(options.settings.maxConcurrentLogins ?? 16); // 16: the schema's default
+  // libsignal prints session records (private keys) with console.info: into our log, message only.
+  routeLibsignalConsole(options.logger);
   return (record: InstanceRecord, hooks: ConnectionHooks) => new BaileysConnection(record.id, hooks, { ...options, loginGate });
 }
