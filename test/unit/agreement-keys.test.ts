@@ -43,3 +43,15 @@ test('installed, libsignal\'s curve module answers through the cache', (t) => {
   const b = curve.generateKeyPair();
   t.deepEqual(curve.calculateAgreement(b.pubKey, a.privKey), original(a.pubKey, b.privKey));
 });
+
+test("installed, Baileys' Curve.sharedKey (the Noise handshake) agrees with libsignal's function, Buffers or not", async (t) => {
+  const { Curve } = await import('@whiskeysockets/baileys');
+  installCachedAgreement();
+  for (let i = 0; i < 20; i++) {
+    const a = Curve.generateKeyPair();
+    const b = Curve.generateKeyPair();
+    const expected = original(Buffer.concat([Buffer.of(5), b.public]), a.private);
+    t.deepEqual(Curve.sharedKey(a.private, b.public), expected);
+    t.deepEqual(Curve.sharedKey(new Uint8Array(a.private), new Uint8Array(b.public)), expected, 'from plain Uint8Arrays');
+  }
+});

@@ -1,15 +1,13 @@
-import { createPrivateKey, createPublicKey, diffieHellman, type KeyObject } from 'node:crypto';
+import { diffieHellman, type KeyObject } from 'node:crypto';
 import { createRequire } from 'node:module';
+import { Curve } from '@whiskeysockets/baileys';
 import { BoundedMap } from './lru.js';
+import { x25519PrivateKey, x25519PublicKey } from './raw-keys.js';
 
 /** The function of libsignal's `src/curve.js` replaced here. */
 interface LibsignalCurve {
   calculateAgreement(publicKey: Buffer, privateKey: Buffer): Buffer;
 }
-
-// libsignal's own DER prefixes for raw X25519 keys (src/curve.js).
-const PUBLIC_KEY_DER_PREFIX = Buffer.from([48, 42, 48, 5, 6, 3, 43, 101, 110, 3, 33, 0]);
-const PRIVATE_KEY_DER_PREFIX = Buffer.from([48, 46, 2, 1, 0, 48, 5, 6, 3, 43, 101, 110, 4, 34, 4, 32]);
 
 /** Key objects of the X25519 keys used lately (an account's identity and signed pre-key recur). */
 const privateKeys = new BoundedMap<string, KeyObject>(1024);
@@ -26,8 +24,9 @@ function cached(map: BoundedMap<string, KeyObject>, raw: Buffer, make: (raw: Buf
 }
 
 /**
- * libsignal's `calculateAgreement` (X25519) with the key objects kept: it parsed both keys from DER
- * into new OpenSSL key objects at every call, and that parsing (`init` under createPrivateKey and
+ * libsignal's `calculateAgreement` (X25519) with the key objects kept, and imported as JWK
+ * (raw-keys.ts) when new: it parsed both keys from DER into new OpenSSL key objects at every call,
+ * and that parsing (`init` under createPrivateKey and
  * createPublicKey) was 15 % of the daemon's samples in its long turns while 1,000 accounts paired
  * (every session a first history sync sets up, every ratchet step of a decryption). The same
  * answer: the same keys, the same `diffieHellman`. Input that is not the usual shape (a 33-byte
@@ -39,8 +38,8 @@ export function cachedAgreement(original: LibsignalCurve['calculateAgreement']):
     if (!(publicKey instanceof Buffer) || publicKey.byteLength !== 33 || publicKey[0] !== 5 || !(privateKey instanceof Buffer) || privateKey.byteLength !== 32) {
       return original(publicKey, privateKey);
     }
-    const pub = cached(publicKeys, publicKey.subarray(1), (raw) => createPublicKey({ key: Buffer.concat([PUBLIC_KEY_DER_PREFIX, raw]), format: 'der', type: 'spki' }));
-    const priv = cached(privateKeys, privateKey, (raw) => createPrivateKey({ key: Buffer.concat([PRIVATE_KEY_DER_PREFIX, raw]), format: 'der', type: 'pkcs8' }));
+    const pub = cached(publicKeys, publicKey.subarray(1), x25519PublicKey);
+    const priv = cached(privateKeys, privateKey, x25519PrivateKey);
     return diffieHellman({ privateKey: priv, publicKey: pub });
   };
 }
@@ -57,5 +56,19 @@ export function installCachedAgreement(): void {
   const fromBaileys = createRequire(import.meta.resolve('@whiskeysockets/baileys'));
   const curve = fromBaileys('libsignal/src/curve.js') as LibsignalCurve;
   if (typeof curve.calculateAgreement !== 'function') throw new Error('libsignal/src/curve.js has no calculateAgreement');
-  curve.calculateAgreement = cachedAgreement(curve.calculateAgreement.bind(curve));
+  const agreement = cachedAgreement(curve.calculateAgreement.bind(curve));
+  curve.calculateAgreement = agreement;
+  // Baileys' own agreements (the Noise handshake of every login, pairing by code) go through its
+  // `Curve.sharedKey`, which calls the function libsignal exported when Baileys was loaded.
+  Curve.sharedKey = (privateKey, publicKey) => {
+    const pub = asBuffer(publicKey);
+    return Buffer.from(agreement(pub.byteLength === 33 ? pub : Buffer.concat([KEY_BUNDLE_TYPE, pub]), asBuffer(privateKey)));
+  };
+}
+
+/** Signal's type byte in front of a 32-byte Curve25519 public key. */
+const KEY_BUNDLE_TYPE = Buffer.from([5]);
+
+function asBuffer(a: Uint8Array): Buffer {
+  return Buffer.isBuffer(a) ? a : Buffer.from(a.buffer, a.byteOffset, a.byteLength);
 }

@@ -1,6 +1,7 @@
-import { createPublicKey, verify, type KeyObject } from 'node:crypto';
+import { verify, type KeyObject } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { BoundedMap } from './lru.js';
+import { ed25519PublicKey } from './raw-keys.js';
 
 /** curve25519-js's `verify`, the pure-JavaScript check libsignal's `verifySignature` calls. */
 interface Curve25519Js {
@@ -9,8 +10,6 @@ interface Curve25519Js {
 
 /** The field of Curve25519 and Ed25519: 2^255 - 19. */
 const P = (1n << 255n) - 19n;
-/** An Ed25519 public key as SubjectPublicKeyInfo (DER), less its 32 key bytes. */
-const ED25519_SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
 
 function fromLittleEndian(bytes: Uint8Array): bigint {
   let x = 0n;
@@ -45,21 +44,19 @@ function edwardsOf(montgomery: Uint8Array): Buffer {
   return out;
 }
 
-/** Ed25519 key objects of Curve25519 keys seen lately, with their sign bit clear and set. */
-const keys = new BoundedMap<string, [KeyObject, KeyObject]>(4096);
+/** Ed25519 key objects of Curve25519 keys seen lately, by key and sign bit (made when first asked). */
+const keys = new BoundedMap<string, KeyObject>(8192);
 
 function edwardsKey(montgomery: Uint8Array, signBit: boolean): KeyObject {
-  const id = Buffer.from(montgomery).toString('base64');
-  let pair = keys.get(id);
-  if (!pair) {
+  const id = Buffer.from(montgomery).toString('base64') + (signBit ? '-' : '+');
+  let key = keys.get(id);
+  if (!key) {
     const y = edwardsOf(montgomery);
-    const negative = Buffer.from(y);
-    negative[31]! |= 0x80;
-    const asKey = (raw: Buffer): KeyObject => createPublicKey({ key: Buffer.concat([ED25519_SPKI_PREFIX, raw]), format: 'der', type: 'spki' });
-    pair = [asKey(y), asKey(negative)];
-    keys.set(id, pair);
+    if (signBit) y[31]! |= 0x80;
+    key = ed25519PublicKey(y);
+    keys.set(id, key);
   }
-  return pair[signBit ? 1 : 0];
+  return key;
 }
 
 /**

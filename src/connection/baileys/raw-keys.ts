@@ -1,0 +1,62 @@
+import { createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
+
+/**
+ * OpenSSL key objects from raw 32-byte Curve25519 and Ed25519 keys, imported as JWK rather than
+ * DER. Node hands DER to OpenSSL 3's decoder framework, which tries decoder after decoder: on this
+ * machine 796 µs for an X25519 private key and 187 µs for a public key, against 89 and 19 µs
+ * through JWK (`EVP_PKEY_new_raw_*_key` directly), the same key either way. libsignal imports
+ * both keys of every agreement (each ratchet step of a decryption, each session a first history
+ * sync sets up) and that import was 6 % of the daemon's CPU while 300 accounts paired
+ * (`BENCH_SESSIONS_PROFILES`: `init` under createPrivateKey/createPublicKey).
+ *
+ * A private OKP JWK must carry `x` (Node checks that it is a string) but OpenSSL builds the key
+ * from `d` alone, deriving the public half itself; we do not have `x` at hand, so it is left empty.
+ * Should a runtime ever refuse that, the DER import takes over for good: slower, never wrong.
+ */
+
+// DER prefixes of raw keys (libsignal's src/curve.js for X25519; RFC 8410 for Ed25519).
+const X25519_SPKI = Buffer.from([48, 42, 48, 5, 6, 3, 43, 101, 110, 3, 33, 0]);
+const X25519_PKCS8 = Buffer.from([48, 46, 2, 1, 0, 48, 5, 6, 3, 43, 101, 110, 4, 34, 4, 32]);
+const ED25519_SPKI = Buffer.from([48, 42, 48, 5, 6, 3, 43, 101, 112, 3, 33, 0]);
+
+let jwk = true;
+
+function imported(fast: () => KeyObject, der: () => KeyObject): KeyObject {
+  if (!jwk) return der();
+  try {
+    return fast();
+  } catch {
+    // A key DER refuses too is bad input (der() throws), not a runtime refusing the JWK form.
+    const key = der();
+    jwk = false;
+    return key;
+  }
+}
+
+const b64url = (raw: Uint8Array): string => Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength).toString('base64url');
+
+export function x25519PublicKey(raw: Uint8Array): KeyObject {
+  return imported(
+    () => createPublicKey({ key: { kty: 'OKP', crv: 'X25519', x: b64url(raw) }, format: 'jwk' }),
+    () => createPublicKey({ key: Buffer.concat([X25519_SPKI, raw]), format: 'der', type: 'spki' }),
+  );
+}
+
+export function x25519PrivateKey(raw: Uint8Array): KeyObject {
+  return imported(
+    () => createPrivateKey({ key: { kty: 'OKP', crv: 'X25519', d: b64url(raw), x: '' }, format: 'jwk' }),
+    () => createPrivateKey({ key: Buffer.concat([X25519_PKCS8, raw]), format: 'der', type: 'pkcs8' }),
+  );
+}
+
+export function ed25519PublicKey(raw: Uint8Array): KeyObject {
+  return imported(
+    () => createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: b64url(raw) }, format: 'jwk' }),
+    () => createPublicKey({ key: Buffer.concat([ED25519_SPKI, raw]), format: 'der', type: 'spki' }),
+  );
+}
+
+/** For tests: whether the JWK import is still in use (false once a runtime refused it). */
+export function jwkImportInUse(): boolean {
+  return jwk;
+}

@@ -1,0 +1,41 @@
+import test from 'ava';
+import { createPrivateKey, createPublicKey, diffieHellman, generateKeyPairSync, randomBytes, sign, verify } from 'node:crypto';
+import { ed25519PublicKey, jwkImportInUse, x25519PrivateKey, x25519PublicKey } from '../../src/connection/baileys/raw-keys.js';
+
+// Issue 26 item 3 (no stall while phones pair): raw Curve25519/Ed25519 keys are imported as JWK,
+// which skips OpenSSL's slow DER decoders. The rule: the very key DER would give, on this runtime
+// (the suite runs on Node 20 and 24), without ever falling back to DER.
+
+const X25519_SPKI = Buffer.from('302a300506032b656e032100', 'hex');
+const X25519_PKCS8 = Buffer.from('302e020100300506032b656e04220420', 'hex');
+const ED25519_SPKI = Buffer.from('302a300506032b6570032100', 'hex');
+
+test('X25519: keys imported as JWK agree exactly as keys imported as DER', (t) => {
+  for (let i = 0; i < 50; i++) {
+    const a = generateKeyPairSync('x25519');
+    const b = generateKeyPairSync('x25519');
+    const aPriv = Buffer.from(a.privateKey.export({ format: 'jwk' }).d!, 'base64url');
+    const bPub = Buffer.from(b.publicKey.export({ format: 'jwk' }).x!, 'base64url');
+    const viaDer = diffieHellman({
+      privateKey: createPrivateKey({ key: Buffer.concat([X25519_PKCS8, aPriv]), format: 'der', type: 'pkcs8' }),
+      publicKey: createPublicKey({ key: Buffer.concat([X25519_SPKI, bPub]), format: 'der', type: 'spki' }),
+    });
+    t.deepEqual(diffieHellman({ privateKey: x25519PrivateKey(aPriv), publicKey: x25519PublicKey(bPub) }), viaDer);
+    t.deepEqual(x25519PublicKey(bPub).export({ format: 'der', type: 'spki' }), Buffer.concat([X25519_SPKI, bPub]));
+  }
+  t.true(jwkImportInUse(), 'this runtime takes the JWK form');
+});
+
+test('Ed25519: a public key imported as JWK verifies what its private key signed, and nothing else', (t) => {
+  for (let i = 0; i < 50; i++) {
+    const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+    const raw = Buffer.from(publicKey.export({ format: 'jwk' }).x!, 'base64url');
+    const message = randomBytes(64);
+    const signature = sign(null, message, privateKey);
+    const key = ed25519PublicKey(raw);
+    t.deepEqual(key.export({ format: 'der', type: 'spki' }), Buffer.concat([ED25519_SPKI, raw]));
+    t.true(verify(null, message, key, signature));
+    t.false(verify(null, randomBytes(64), key, signature));
+  }
+  t.true(jwkImportInUse());
+});
