@@ -11,7 +11,7 @@ import type { AuthStateRepository } from '../storage/ports/auth-state.js';
 export function stampedAuth(repo: AuthStateRepository, epoch: number | null): AuthStateRepository {
   if (epoch === null) return repo;
   return {
-    read: (id, reviver) => repo.read(id, reviver),
+    read: (id, revive) => repo.read(id, revive),
     write: (id, snapshot) => repo.write(id, snapshot, { epoch }),
     remove: (id) => repo.remove(id),
     isPaired: (id) => repo.isPaired(id),

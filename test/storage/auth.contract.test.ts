@@ -11,9 +11,11 @@ import { authSnapshot } from './scenarios.js';
 import type { AuthSnapshot } from '../../src/storage/ports/auth-state.js';
 
 const ID = 'inst_auth000001';
-const asIs = (_k: string, v: unknown): unknown => v;
+const asIs = (v: unknown): unknown => v;
+/** A revive that marks each document it is given (the creds, each key table) and its `n`. */
+const mark = (v: unknown): unknown => (typeof v === 'object' && v !== null && 'n' in v ? { ...v, n: `n=${String((v as { n: unknown }).n)}` } : v);
 
-engineTest('auth: a snapshot is read back whole (with the reviver), after a reopen too; isPaired follows the mark', async (t, at) => {
+engineTest('auth: a snapshot is read back whole (revived: the creds and each key table), after a reopen too; isPaired follows the mark', async (t, at) => {
   const s = await at.open();
   t.is(await s.auth.read(ID, asIs), null);
   t.false(await s.auth.isPaired(ID));
@@ -23,7 +25,7 @@ engineTest('auth: a snapshot is read back whole (with the reviver), after a reop
   t.true(await s.auth.isPaired(ID));
   await s.close();
   const again = await at.open();
-  const revived = await again.auth.read(ID, (k, v) => (k === 'n' ? `n=${String(v)}` : v));
+  const revived = await again.auth.read(ID, mark);
   t.deepEqual(revived, { creds: { n: 'n=2', me: { id: '15551234567@s.whatsapp.net' } }, keys: { 'pre-key': { n: 'n=2', type: 'pre-key' }, session: { n: 'n=2', type: 'session' } } });
   t.true(await again.auth.isPaired(ID));
 });

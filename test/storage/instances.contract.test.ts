@@ -107,7 +107,7 @@ engineTest('storage: removeInstance removes what every port stored for an instan
   await s.credits.forget(id);
   t.true(await s.removeInstance(id));
   await s.instances.remove(id);
-  t.is(await s.auth.read(id, (_k, v) => v), null);
+  t.is(await s.auth.read(id), null);
   t.false(await s.auth.isPaired(id));
   t.is(await s.messages.get(id, 'MSG1'), null);
   t.is(await s.media.get(id, 'MSG1'), null);

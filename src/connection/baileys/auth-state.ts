@@ -13,6 +13,7 @@ import { GatewayError } from '../../domain/errors.js';
 import { pauseIfLong } from '../../domain/time-slice.js';
 import { isRecord } from '../../domain/guards.js';
 import type { AuthSnapshot, AuthStateRepository, StoredAuth } from '../../storage/ports/auth-state.js';
+import { reviveBuffers } from './buffer-json.js';
 
 /**
  * One instance's Baileys credentials and Signal keys, held in memory and saved through the auth
@@ -125,7 +126,7 @@ export class AuthStore {
   static async open(repo: AuthStateRepository, instanceId: string, options: AuthStoreOptions): Promise<AuthStore> {
     let stored: StoredAuth | null;
     try {
-      stored = await repo.read(instanceId, BufferJSON.reviver);
+      stored = await repo.read(instanceId, reviveBuffers);
     } catch (err) {
       if (err instanceof GatewayError && err.code === 'STORE_CORRUPT') throw new AuthStateCorruptError(instanceId, err.message, err.message);
       throw err;

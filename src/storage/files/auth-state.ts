@@ -1,7 +1,7 @@
 import { readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { GatewayError, errorMessage, storageError } from '../../domain/errors.js';
-import type { AuthSnapshot, AuthStateRepository, StoredAuth } from '../ports/auth-state.js';
+import type { AuthSnapshot, AuthStateRepository, Revive, StoredAuth } from '../ports/auth-state.js';
 import { ensureDir, writeFileAtomic, type WriteGuard } from '../../fs/atomic-write.js';
 import { readPairedSync } from './auth-files.js';
 import { processRunning } from './process-identity.js';
@@ -40,7 +40,7 @@ export class FileAuthStates implements AuthStateRepository {
     return join(this.dir, `${instanceId}.sandbox.json`);
   }
 
-  async read(instanceId: string, reviver: (key: string, value: unknown) => unknown): Promise<StoredAuth | null> {
+  async read(instanceId: string, revive: Revive = (v) => v): Promise<StoredAuth | null> {
     const file = this.file(instanceId);
     await this.sweepTemp(instanceId);
     let text: string;
@@ -52,7 +52,7 @@ export class FileAuthStates implements AuthStateRepository {
     }
     let parsed: unknown;
     try {
-      parsed = JSON.parse(text, reviver);
+      parsed = JSON.parse(text);
     } catch (err) {
       throw corruptAuth(file, `not valid JSON: ${errorMessage(err)}`);
     }
@@ -60,7 +60,9 @@ export class FileAuthStates implements AuthStateRepository {
     const doc = parsed as { format?: unknown; creds?: unknown; keys?: unknown };
     if (doc.format !== FORMAT) throw corruptAuth(file, `unknown format ${String(doc.format)}`);
     if (typeof doc.keys !== 'object' || doc.keys === null) throw corruptAuth(file, 'keys are malformed');
-    return { creds: doc.creds, keys: doc.keys as Record<string, unknown> };
+    const keys: Record<string, unknown> = {};
+    for (const [type, table] of Object.entries(doc.keys)) keys[type] = revive(table);
+    return { creds: revive(doc.creds), keys };
   }
 
   async write(instanceId: string, snapshot: AuthSnapshot): Promise<void> {

@@ -9,9 +9,6 @@ export interface AuthCopied {
   paired: boolean;
 }
 
-/** Parsed without a reviver: Baileys' buffers stay `{"type":"Buffer","data":…}`, so the JSON is the same text again. */
-const asStored = (_key: string, value: unknown): unknown => value;
-
 /**
  * An instance's WhatsApp session, through the PostgreSQL engine's own writer: the creds in one row
  * and each Signal key table in a row of its own, each the JSON the files engine's auth file holds
@@ -20,7 +17,8 @@ const asStored = (_key: string, value: unknown): unknown => value;
  */
 export async function copyAuth(db: Db, from: AuthStateRepository, instanceId: string, now: number): Promise<AuthCopied> {
   const to = new PgAuthStates(db);
-  const stored = await from.read(instanceId, asStored);
+  // Not revived: Baileys' buffers stay `{"type":"Buffer","data":…}`, so the JSON is the same text again.
+  const stored = await from.read(instanceId);
   const paired = await from.isPaired(instanceId);
   if (!stored) {
     if (!paired) {

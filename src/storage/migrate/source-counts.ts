@@ -14,7 +14,7 @@ export async function sourceCounts(source: FilesSource, instanceId: string, now:
   const dropped = messages.droppedWithMedia;
   await messages.close();
   const media = await listSourceMedia(paths.mediaDir, instanceId, config.media.keepDays * DAY_MS, now, dropped);
-  const auth = await source.auth.read(instanceId, (_k, v) => v);
+  const auth = await source.auth.read(instanceId);
   const paired = await source.auth.isPaired(instanceId);
   const credits = source.credits(instanceId);
   const { counts } = await source.outbox.list(instanceId, { limit: 0 });

@@ -1,5 +1,5 @@
 import { GatewayError, errorMessage } from '../../domain/errors.js';
-import type { AuthSnapshot, AuthStateRepository, StoredAuth } from '../ports/auth-state.js';
+import type { AuthSnapshot, AuthStateRepository, Revive, StoredAuth } from '../ports/auth-state.js';
 import type { Db } from './db.js';
 
 /** A stored session that cannot be used; pairing afresh over it would lose it. */
@@ -20,7 +20,7 @@ function corruptAuth(instanceId: string, detail: string): GatewayError {
 export class PgAuthStates implements AuthStateRepository {
   constructor(private readonly db: Db) {}
 
-  async read(instanceId: string, reviver: (key: string, value: unknown) => unknown): Promise<StoredAuth | null> {
+  async read(instanceId: string, revive: Revive = (v) => v): Promise<StoredAuth | null> {
     const { rows } = await this.db.query<{ creds: string; type: string | null; data: string | null }>(
       'auth store',
       'SELECT c.creds, k.type, k.data FROM auth_creds c LEFT JOIN auth_keys k ON k.instance_id = c.instance_id WHERE c.instance_id = $1',
@@ -29,7 +29,7 @@ export class PgAuthStates implements AuthStateRepository {
     if (rows.length === 0) return null;
     const parse = (text: string, what: string): unknown => {
       try {
-        return JSON.parse(text, reviver);
+        return revive(JSON.parse(text));
       } catch (err) {
         throw corruptAuth(instanceId, `${what} is not valid JSON: ${errorMessage(err)}`);
       }
