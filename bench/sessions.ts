@@ -176,6 +176,13 @@ export async function sessionsBench(bin: string, log: (line: string) => void, op
   });
   const env = { ...childPreloadEnv(), ...mediaTrustEnv(double.mediaHost) };
   const nodeArgs = process.env.BENCH_SESSIONS_NODE_ARGS ? process.env.BENCH_SESSIONS_NODE_ARGS.split(' ') : [];
+  // V8's default heap limit is ~4 GiB (4,144 MiB on these machines) and a realistic session holds
+  // ~0.8 MiB of heap: past ~3,000 sessions the daemon needs a higher limit, as docs/operations.md
+  // tells a sysadmin (NODE_OPTIONS=--max-old-space-size=...), 1.6 MiB a session here.
+  if (N > 3000 && !nodeArgs.some((a) => a.startsWith('--max-old-space-size'))) {
+    nodeArgs.push(`--max-old-space-size=${Math.ceil(N * 1.6)}`);
+    log(`sessions: the daemon runs with ${nodeArgs.at(-1)}`);
+  }
   // BENCH_SESSIONS_STDOUT=file keeps the daemon's stdout (with --trace-gc in BENCH_SESSIONS_NODE_ARGS, its GC pauses) in its data dir.
   const stdout = process.env.BENCH_SESSIONS_STDOUT === 'file' ? ('file' as const) : ('ignore' as const);
   let gw: DaemonProc = await startDaemon(bin, dataDir, { env, inspect: true, nodeArgs, stdout });
