@@ -14,6 +14,7 @@ import { pauseIfLong } from '../../domain/time-slice.js';
 import { isRecord } from '../../domain/guards.js';
 import type { AuthSnapshot, AuthStateRepository, StoredAuth } from '../../storage/ports/auth-state.js';
 import { reviveBuffers } from './buffer-json.js';
+import { compactViews } from './compact-views.js';
 
 /**
  * One instance's Baileys credentials and Signal keys, held in memory and saved through the auth
@@ -229,7 +230,7 @@ export class AuthStore {
             if (value === null || value === undefined) {
               tableChanged = table.delete(id) || tableChanged;
             } else if (!sameValue(table.get(id), value)) {
-              table.set(id, value);
+              table.set(id, compactViews(value));
               tableChanged = true;
             }
           }

@@ -1,0 +1,64 @@
+/**
+ * Copies out the byte arrays of a value that are small views into a large buffer, so that what a
+ * session keeps does not keep the buffer it was cut from.
+ *
+ * Baileys hands the key store values that point into the blobs they were decoded from: each
+ * `valueMac` of an app-state version (`app-state-sync-version`, one per address-book entry and
+ * setting) is `record.value.blob.subarray(-32)`, a view into the whole downloaded snapshot or
+ * patch; identity keys and trust tokens are views into the WebSocket frame they came in. Kept for
+ * the life of the session, each view kept its whole source alive: after a first sync a realistic
+ * account held ~190 KB of such buffers (`external` after pairing 237 MiB for 1,000 sessions, 46
+ * MiB for the same sessions read back after a restart).
+ *
+ * A view is copied when its buffer is at least 1 KiB and four times the view, unless that buffer is
+ * a slab of Node's Buffer pool (`Buffer.poolSize`), which holds many small buffers at once. All
+ * copies of one call share one new buffer of their own (so the views of our own earlier copies are
+ * copied again, together with what is new, and the earlier home goes). The value is changed in
+ * place (the same bytes, in a smaller home) and returned.
+ */
+const MIN_BACKING = 1024;
+
+interface Found {
+  holder: Record<string | number, unknown>;
+  key: string | number;
+  view: Uint8Array;
+}
+
+function wasteful(view: Uint8Array): boolean {
+  const backing = view.buffer.byteLength;
+  if (backing === Buffer.poolSize) return false;
+  return backing >= MIN_BACKING && backing >= view.byteLength * 4;
+}
+
+function collect(value: unknown, holder: Record<string | number, unknown> | null, key: string | number, found: Found[], depth: number): void {
+  if (typeof value !== 'object' || value === null || depth > 8) return;
+  if (ArrayBuffer.isView(value)) {
+    if (holder !== null && value instanceof Uint8Array && wasteful(value)) found.push({ holder, key, view: value });
+    return;
+  }
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) collect(value[i], value as unknown as Record<number, unknown>, i, found, depth + 1);
+    return;
+  }
+  const record = value as Record<string, unknown>;
+  for (const k of Object.keys(record)) collect(record[k], record, k, found, depth + 1);
+}
+
+export function compactViews<T>(value: T): T {
+  if (value instanceof Uint8Array) return (wasteful(value) ? Buffer.from(value) : value) as T;
+  const found: Found[] = [];
+  collect(value, null, '', found, 0);
+  if (found.length === 0) return value;
+  let total = 0;
+  for (const f of found) total += f.view.byteLength;
+  // Unpooled: a home of their own, freed when the last of them goes.
+  const home = Buffer.allocUnsafeSlow(total);
+  let at = 0;
+  for (const f of found) {
+    home.set(f.view, at);
+    const copy = home.subarray(at, at + f.view.byteLength);
+    at += f.view.byteLength;
+    f.holder[f.key] = f.view instanceof Buffer ? copy : new Uint8Array(copy.buffer, copy.byteOffset, copy.byteLength);
+  }
+  return value;
+}

@@ -1,0 +1,58 @@
+import test from 'ava';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { AuthStore } from '../../src/connection/baileys/auth-state.js';
+import { compactViews } from '../../src/connection/baileys/compact-views.js';
+import { FileAuthStates } from '../../src/storage/files/auth-state.js';
+import { UNGUARDED } from '../../src/fs/write-guard.js';
+import { silent } from './baileys-fake-socket.js';
+
+// Issue 26 item 2 (RSS per session): what a session keeps must not keep the blob it was cut from.
+// Baileys stores each app-state valueMac as `blob.subarray(-32)` of the downloaded snapshot; the
+// key store copies such views out. The rule: same bytes, a small buffer of their own, pool slabs
+// and small buffers left as they are.
+
+test('views into a large buffer are copied out, together, with the same bytes; pooled and small buffers stay', (t) => {
+  const blob = randomBytes(64 * 1024);
+  const value = {
+    hash: Buffer.alloc(128),
+    indexValueMap: Object.fromEntries(Array.from({ length: 300 }, (_, i) => [`k${i}`, { valueMac: blob.subarray(i * 100, i * 100 + 32) }])),
+    list: [new Uint8Array(blob.buffer, blob.byteOffset + 5, 33)],
+    pooled: Buffer.from('small and pooled'),
+  };
+  const before = Object.values(value.indexValueMap).map((e) => Buffer.from(e.valueMac));
+  const pooledBefore = value.pooled;
+  const out = compactViews(value);
+  t.is(out, value, 'changed in place');
+  const macs = Object.values(out.indexValueMap).map((e) => e.valueMac);
+  t.deepEqual(macs.map((m) => Buffer.from(m)), before, 'the same bytes');
+  t.true(macs.every((m) => m instanceof Buffer && m.buffer.byteLength === 300 * 32 + 33), 'one home for all copies of the call');
+  t.is(out.list[0]!.byteLength, 33);
+  t.false(out.list[0] instanceof Buffer, 'a Uint8Array stays a Uint8Array');
+  t.is(out.list[0]!.buffer, macs[0]!.buffer);
+  t.is(out.pooled, pooledBefore, 'a slab of the Buffer pool is left alone');
+  t.is(out.hash.buffer.byteLength, out.hash.byteLength, 'a buffer of its own is left alone');
+  const top = blob.subarray(0, 32);
+  t.not(compactViews(top), top, 'a value that is itself a view is copied');
+  t.deepEqual(compactViews(top), top);
+});
+
+test("the key store keeps app-state versions without the snapshot they were decoded from", async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'gw-compact-'));
+  try {
+    const store = await AuthStore.open(new FileAuthStates(join(dir, 'auth'), UNGUARDED), 'inst_compact0001', { logger: silent, debounceMs: 5 });
+    const snapshot = randomBytes(200 * 1024);
+    const indexValueMap = Object.fromEntries(Array.from({ length: 300 }, (_, i) => [`i${i}`, { valueMac: snapshot.subarray(i * 600 + 568, i * 600 + 600) }]));
+    await store.state.keys.set({ 'app-state-sync-version': { critical_block: { version: 3, hash: Buffer.alloc(128), indexValueMap } } });
+    const got = (await store.state.keys.get('app-state-sync-version', ['critical_block'])).critical_block!;
+    const macs = Object.values(got.indexValueMap).map((e) => e.valueMac as Uint8Array);
+    t.is(macs.length, 300);
+    t.true(macs.every((m, i) => Buffer.from(m).equals(snapshot.subarray(i * 600 + 568, i * 600 + 600))));
+    t.true(macs.every((m) => m.buffer.byteLength <= 300 * 32), 'no 200 KB snapshot behind them');
+    await store.flush();
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
