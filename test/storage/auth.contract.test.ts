@@ -9,6 +9,7 @@ import { crashRun } from './crash.js';
 import { engineTest } from './engines.js';
 import { authSnapshot } from './scenarios.js';
 import type { AuthSnapshot } from '../../src/storage/ports/auth-state.js';
+import { reviveBuffers } from '../../src/connection/baileys/buffer-json.js';
 
 const ID = 'inst_auth000001';
 const asIs = (v: unknown): unknown => v;
@@ -44,6 +45,14 @@ engineTest('auth: a table not changed keeps what it held, a table no longer in t
   };
   await s.auth.write(ID, next);
   t.deepEqual(await s.auth.read(ID, asIs), { creds: { n: 2 }, keys: { 'pre-key': { n: 1, type: 'pre-key' }, 'app-state': { n: 2 } } });
+});
+
+engineTest('auth: a stored state its revive cannot decode (JSON nested 20,000 deep) is STORE_CORRUPT, not a crash', async (t, at) => {
+  const s = await at.open();
+  const deep = '['.repeat(20_000) + ']'.repeat(20_000);
+  await s.auth.write(ID, { creds: JSON.stringify({ n: 1 }), paired: true, tables: [{ type: 'session', changed: true, json: () => deep }] });
+  const err = await t.throwsAsync(s.auth.read(ID, reviveBuffers));
+  t.is((err as { code?: string }).code, 'STORE_CORRUPT');
 });
 
 engineTest('auth: an unreadable stored state is STORE_CORRUPT and is left alone; remove forgets it', async (t, at) => {

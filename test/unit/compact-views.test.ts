@@ -37,6 +37,14 @@ test('views into a large buffer are copied out, together, with the same bytes; p
   const top = blob.subarray(0, 32);
   t.not(compactViews(top), top, 'a value that is itself a view is copied');
   t.deepEqual(compactViews(top), top);
+  const plain = new Uint8Array(blob.buffer, blob.byteOffset + 64, 32);
+  const plainCopy = compactViews(plain);
+  t.false(plainCopy instanceof Buffer, 'a Uint8Array stays a Uint8Array at the top too');
+  t.deepEqual(Buffer.from(plainCopy), Buffer.from(plain));
+  const shared = blob.subarray(100, 132);
+  const twice = compactViews({ a: shared, b: [shared] });
+  t.is(twice.a, twice.b[0]!, 'a view held twice is copied once');
+  t.is(twice.a.buffer.byteLength, 32);
 });
 
 test("the key store keeps app-state versions without the snapshot they were decoded from", async (t) => {

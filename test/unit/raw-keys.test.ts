@@ -39,3 +39,12 @@ test('Ed25519: a public key imported as JWK verifies what its private key signed
   }
   t.true(jwkImportInUse());
 });
+
+test('a raw key that is not 32 bytes is refused, and the JWK import stays in use', (t) => {
+  for (const n of [31, 33, 0]) {
+    t.throws(() => x25519PublicKey(new Uint8Array(n)), { message: /32 bytes/ });
+    t.throws(() => x25519PrivateKey(new Uint8Array(n)), { message: /32 bytes/ });
+    t.throws(() => ed25519PublicKey(new Uint8Array(n)), { message: /32 bytes/ });
+  }
+  t.true(jwkImportInUse());
+});

@@ -33,13 +33,13 @@ function cached(map: BoundedMap<string, KeyObject>, raw: Buffer, make: (raw: Buf
  * public key of type 5, a 32-byte private key, both Buffers) goes to libsignal's own function,
  * which checks and refuses it as before.
  */
-export function cachedAgreement(original: LibsignalCurve['calculateAgreement']): LibsignalCurve['calculateAgreement'] {
+export function cachedAgreement(original: LibsignalCurve['calculateAgreement'], { cachePrivate = true }: { cachePrivate?: boolean } = {}): LibsignalCurve['calculateAgreement'] {
   return (publicKey, privateKey) => {
     if (!(publicKey instanceof Buffer) || publicKey.byteLength !== 33 || publicKey[0] !== 5 || !(privateKey instanceof Buffer) || privateKey.byteLength !== 32) {
       return original(publicKey, privateKey);
     }
     const pub = cached(publicKeys, publicKey.subarray(1), x25519PublicKey);
-    const priv = cached(privateKeys, privateKey, x25519PrivateKey);
+    const priv = cachePrivate ? cached(privateKeys, privateKey, x25519PrivateKey) : x25519PrivateKey(privateKey);
     return diffieHellman({ privateKey: priv, publicKey: pub });
   };
 }
@@ -56,10 +56,12 @@ export function installCachedAgreement(): void {
   const fromBaileys = createRequire(import.meta.resolve('@whiskeysockets/baileys'));
   const curve = fromBaileys('libsignal/src/curve.js') as LibsignalCurve;
   if (typeof curve.calculateAgreement !== 'function') throw new Error('libsignal/src/curve.js has no calculateAgreement');
-  const agreement = cachedAgreement(curve.calculateAgreement.bind(curve));
-  curve.calculateAgreement = agreement;
+  const original = curve.calculateAgreement.bind(curve);
+  curve.calculateAgreement = cachedAgreement(original);
   // Baileys' own agreements (the Noise handshake of every login, pairing by code) go through its
-  // `Curve.sharedKey`, which calls the function libsignal exported when Baileys was loaded.
+  // `Curve.sharedKey`, which calls the function libsignal exported when Baileys was loaded. Their
+  // private keys are mostly one-use (the handshake's ephemeral): imported each time, not kept.
+  const agreement = cachedAgreement(original, { cachePrivate: false });
   Curve.sharedKey = (privateKey, publicKey) => {
     const pub = asBuffer(publicKey);
     return Buffer.from(agreement(pub.byteLength === 33 ? pub : Buffer.concat([KEY_BUNDLE_TYPE, pub]), asBuffer(privateKey)));

@@ -20,14 +20,11 @@ export function reviveBuffers(value: unknown): unknown {
   const record = value as Record<string, unknown>;
   let keys = 0;
   let numeric = true;
-  for (const key in record) {
+  for (const key of Object.keys(record)) {
     const old = record[key];
     const v = reviveBuffers(old);
-    // An own "__proto__" (JSON.parse makes one) is replaced as data, never through the setter.
-    if (v !== old) {
-      if (key === '__proto__') Object.defineProperty(record, key, { value: v, writable: true, enumerable: true, configurable: true });
-      else record[key] = v;
-    }
+    // An own "__proto__" (JSON.parse makes one) is a data property: assigning it keeps the prototype.
+    if (v !== old) record[key] = v;
     keys++;
     if (numeric && (typeof v !== 'number' || Number.isNaN(parseInt(key, 10)))) numeric = false;
   }

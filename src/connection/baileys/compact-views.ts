@@ -45,20 +45,31 @@ function collect(value: unknown, holder: Record<string | number, unknown> | null
 }
 
 export function compactViews<T>(value: T): T {
-  if (value instanceof Uint8Array) return (wasteful(value) ? Buffer.from(value) : value) as T;
+  if (value instanceof Uint8Array) {
+    if (!wasteful(value)) return value;
+    const copy = Buffer.from(value);
+    return (value instanceof Buffer ? copy : new Uint8Array(copy.buffer, copy.byteOffset, copy.byteLength)) as T;
+  }
   const found: Found[] = [];
   collect(value, null, '', found, 0);
   if (found.length === 0) return value;
+  // One copy per view, however many places hold it.
+  const copies = new Map<Uint8Array, Uint8Array>();
   let total = 0;
-  for (const f of found) total += f.view.byteLength;
+  for (const f of found) {
+    if (copies.has(f.view)) continue;
+    copies.set(f.view, f.view);
+    total += f.view.byteLength;
+  }
   // Unpooled: a home of their own, freed when the last of them goes.
   const home = Buffer.allocUnsafeSlow(total);
   let at = 0;
-  for (const f of found) {
-    home.set(f.view, at);
-    const copy = home.subarray(at, at + f.view.byteLength);
-    at += f.view.byteLength;
-    f.holder[f.key] = f.view instanceof Buffer ? copy : new Uint8Array(copy.buffer, copy.byteOffset, copy.byteLength);
+  for (const view of copies.keys()) {
+    home.set(view, at);
+    const bytes = home.subarray(at, at + view.byteLength);
+    at += view.byteLength;
+    copies.set(view, view instanceof Buffer ? bytes : new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength));
   }
+  for (const f of found) f.holder[f.key] = copies.get(f.view)!;
   return value;
 }

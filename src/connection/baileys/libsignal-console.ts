@@ -14,8 +14,8 @@ import type { Logger } from 'pino';
  */
 
 /** libsignal's own console messages (libsignal/src/*.js), by the text they start with. */
-const ROUTINE = ['Closing session:', 'Opening session:', 'Removing old closed session:', 'Migrating session to:', 'Session already closed', 'Session already open', 'Closing open session in favor of incoming prekey bundle', 'Decrypted message with closed session.'];
-const TROUBLE = ['Failed to decrypt message with any known session', 'Session error:', 'V1 session storage migration error', 'WARNING: Expected pubkey of length 33', 'Unhandled bucket type'];
+export const LIBSIGNAL_ROUTINE: readonly string[] = ['Closing session:', 'Opening session:', 'Removing old closed session:', 'Migrating session to:', 'Session already closed', 'Session already open', 'Closing open session in favor of incoming prekey bundle', 'Decrypted message with closed session.'];
+export const LIBSIGNAL_TROUBLE: readonly string[] = ['Failed to decrypt message with any known session', 'Session error:', 'V1 session storage migration error', 'WARNING: Expected pubkey of length 33', 'Unhandled bucket type'];
 /** A message that carries text of its own ("Session error:" + the error) is cut here. */
 const MAX_MESSAGE = 200;
 
@@ -26,8 +26,8 @@ let sink: Logger | null = null;
 
 function classify(first: unknown): 'routine' | 'trouble' | null {
   if (typeof first !== 'string') return null;
-  if (ROUTINE.some((p) => first.startsWith(p))) return 'routine';
-  if (TROUBLE.some((p) => first.startsWith(p))) return 'trouble';
+  if (LIBSIGNAL_ROUTINE.some((p) => first.startsWith(p))) return 'routine';
+  if (LIBSIGNAL_TROUBLE.some((p) => first.startsWith(p))) return 'trouble';
   return null;
 }
 

@@ -21,7 +21,9 @@ const ED25519_SPKI = Buffer.from([48, 42, 48, 5, 6, 3, 43, 101, 112, 3, 33, 0]);
 
 let jwk = true;
 
-function imported(fast: () => KeyObject, der: () => KeyObject): KeyObject {
+function imported(raw: Uint8Array, fast: () => KeyObject, der: () => KeyObject): KeyObject {
+  // OpenSSL's DER import takes the first 32 bytes of a longer key; JWK refuses it. Neither may see one.
+  if (raw.byteLength !== 32) throw new Error(`a raw Curve25519 key is 32 bytes, not ${raw.byteLength}`);
   if (!jwk) return der();
   try {
     return fast();
@@ -37,6 +39,7 @@ const b64url = (raw: Uint8Array): string => Buffer.from(raw.buffer, raw.byteOffs
 
 export function x25519PublicKey(raw: Uint8Array): KeyObject {
   return imported(
+    raw,
     () => createPublicKey({ key: { kty: 'OKP', crv: 'X25519', x: b64url(raw) }, format: 'jwk' }),
     () => createPublicKey({ key: Buffer.concat([X25519_SPKI, raw]), format: 'der', type: 'spki' }),
   );
@@ -44,6 +47,7 @@ export function x25519PublicKey(raw: Uint8Array): KeyObject {
 
 export function x25519PrivateKey(raw: Uint8Array): KeyObject {
   return imported(
+    raw,
     () => createPrivateKey({ key: { kty: 'OKP', crv: 'X25519', d: b64url(raw), x: '' }, format: 'jwk' }),
     () => createPrivateKey({ key: Buffer.concat([X25519_PKCS8, raw]), format: 'der', type: 'pkcs8' }),
   );
@@ -51,6 +55,7 @@ export function x25519PrivateKey(raw: Uint8Array): KeyObject {
 
 export function ed25519PublicKey(raw: Uint8Array): KeyObject {
   return imported(
+    raw,
     () => createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: b64url(raw) }, format: 'jwk' }),
     () => createPublicKey({ key: Buffer.concat([ED25519_SPKI, raw]), format: 'der', type: 'spki' }),
   );

@@ -60,9 +60,13 @@ export class FileAuthStates implements AuthStateRepository {
     const doc = parsed as { format?: unknown; creds?: unknown; keys?: unknown };
     if (doc.format !== FORMAT) throw corruptAuth(file, `unknown format ${String(doc.format)}`);
     if (typeof doc.keys !== 'object' || doc.keys === null) throw corruptAuth(file, 'keys are malformed');
-    const keys: Record<string, unknown> = {};
-    for (const [type, table] of Object.entries(doc.keys)) keys[type] = revive(table);
-    return { creds: revive(doc.creds), keys };
+    try {
+      // fromEntries: a table named "__proto__" stays a table.
+      const keys = Object.fromEntries(Object.entries(doc.keys).map(([type, table]) => [type, revive(table)])) as Record<string, unknown>;
+      return { creds: revive(doc.creds), keys };
+    } catch (err) {
+      throw corruptAuth(file, `cannot be decoded: ${errorMessage(err)}`);
+    }
   }
 
   async write(instanceId: string, snapshot: AuthSnapshot): Promise<void> {
