@@ -69,13 +69,20 @@ test('admin: sign in, instances (sandbox and WhatsApp), live QR, pairing code, c
   t.false(wa.sandbox);
   await waitFor(() => fake.made.get(wa.id), 10_000, 'the WhatsApp connection');
   // Its QR is drawn live as it rotates.
-  // A QR that came before the page listened is drawn at the next rotation: rotate until it is.
+  // A QR that came before the page listened is drawn at the next rotation: rotate until it is,
+  // each QR given 2 s to reach the page and be drawn (rotating at every 20 ms poll replaced each
+  // one before a loaded machine drew it: CI, 1 failure).
   const qr = page.getByRole('img', { name: /Pairing QR/ });
   let rotation = 0;
+  let rotatedAt = 0;
   await waitFor(async () => {
-    fake.made.get(wa.id)!.set('qr_code_generated', `wa-qr-0-${rotation++}`);
-    return qr.isVisible();
-  }, 30_000, 'the QR drawn');
+    if (await qr.isVisible()) return true;
+    if (Date.now() - rotatedAt >= 2000) {
+      fake.made.get(wa.id)!.set('qr_code_generated', `wa-qr-0-${rotation++}`);
+      rotatedAt = Date.now();
+    }
+    return false;
+  }, 60_000, 'the QR drawn');
   const src1 = await qr.getAttribute('src');
   fake.made.get(wa.id)!.set('qr_code_generated', 'wa-qr-2');
   await waitFor(async () => (await qr.getAttribute('src')) !== src1, 10_000, 'the rotated QR');
