@@ -14,6 +14,7 @@ import {
 } from '@whiskeysockets/baileys';
 import { pino } from 'pino';
 import { transactionalMemoryKeys } from './keys.js';
+import { routeLibsignalConsole } from '../../src/connection/baileys/libsignal-console.js';
 import { decryptMedia, encryptMedia, type MediaHost, type MediaKind } from './media.js';
 import type { Account, Device } from './phone.js';
 
@@ -21,16 +22,9 @@ const silent = pino({ level: 'silent' });
 
 // libsignal prints whole session records with console.info/console.warn when a session gives way
 // to a newer one, which is routine here (Baileys force-refreshes sessions for every LID a usync
-// returns, the phone's own included). The simulated devices run in the test process; keep its
-// output readable by dropping exactly those two libsignal lines.
-const LIBSIGNAL_NOISE = /^(Closing session:|Closing open session in favor of incoming prekey bundle)/;
-for (const level of ['info', 'warn'] as const) {
-  const original = console[level].bind(console);
-  console[level] = (...args: unknown[]) => {
-    if (typeof args[0] === 'string' && LIBSIGNAL_NOISE.test(args[0])) return;
-    original(...args);
-  };
-}
+// returns, the phone's own included). The simulated devices run in this process: their libsignal
+// lines go where the gateway's go, through the same routing (here a silent log).
+routeLibsignalConsole(silent);
 
 /** A Signal pre-key bundle as the server hands it out (`<iq xmlns=encrypt type=get>` answer). */
 export interface Bundle {
