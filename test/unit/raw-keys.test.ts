@@ -48,3 +48,18 @@ test('a raw key that is not 32 bytes is refused, and the JWK import stays in use
   }
   t.true(jwkImportInUse());
 });
+
+test('what the JWK form saves, logged (the figure in raw-keys.ts): X25519 private and public imports, JWK against DER', (t) => {
+  const raw = Buffer.from(generateKeyPairSync('x25519').privateKey.export({ format: 'jwk' }).d!, 'base64url');
+  const time = (f: () => unknown): number => {
+    const start = performance.now();
+    for (let i = 0; i < 500; i++) f();
+    return ((performance.now() - start) * 1000) / 500;
+  };
+  const jwkPrivate = time(() => x25519PrivateKey(raw));
+  const derPrivate = time(() => createPrivateKey({ key: Buffer.concat([X25519_PKCS8, raw]), format: 'der', type: 'pkcs8' }));
+  const jwkPublic = time(() => x25519PublicKey(raw));
+  const derPublic = time(() => createPublicKey({ key: Buffer.concat([X25519_SPKI, raw]), format: 'der', type: 'spki' }));
+  t.log(`µs an import: private JWK ${jwkPrivate.toFixed(0)}, DER ${derPrivate.toFixed(0)}; public JWK ${jwkPublic.toFixed(0)}, DER ${derPublic.toFixed(0)}`);
+  t.true(jwkImportInUse());
+});

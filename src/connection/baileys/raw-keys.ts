@@ -3,8 +3,11 @@ import { createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
 /**
  * OpenSSL key objects from raw 32-byte Curve25519 and Ed25519 keys, imported as JWK rather than
  * DER. Node hands DER to OpenSSL 3's decoder framework, which tries decoder after decoder: on this
- * machine 796 µs for an X25519 private key and 187 µs for a public key, against 89 and 19 µs
- * through JWK (`EVP_PKEY_new_raw_*_key` directly), the same key either way. libsignal imports
+ * machine, on Node 20 (OpenSSL 3.0), 509-796 µs for an X25519 private key and 121-196 µs for a
+ * public key, against 60-172 and 17-27 µs through JWK (`EVP_PKEY_new_raw_*_key` directly), the
+ * same key either way. Node 24 (OpenSSL 3.5) decodes DER as fast as JWK (115-123 against 115-137
+ * µs, 50-75 against 38-61): there the JWK form neither gains nor costs. `test/unit/raw-keys.test.ts`
+ * logs both on the runtime it runs on. libsignal imports
  * both keys of every agreement (each ratchet step of a decryption, each session a first history
  * sync sets up) and that import was 6 % of the daemon's CPU while 300 accounts paired
  * (`BENCH_SESSIONS_PROFILES`: `init` under createPrivateKey/createPublicKey).
