@@ -36,8 +36,10 @@
  * (and idle CPU and memory are taken), `onConnected({ url, secret, dataDir, instances })` runs and
  * its keys are merged into the result.
  *
- * BENCH_SESSIONS_ROUNDS sets the reconnect rounds, BENCH_SESSIONS_SNAPSHOTS a directory for heap
- * snapshots of the first stage (after pairing, after round 1, after the last round).
+ * BENCH_SESSIONS_ROUNDS sets the reconnect rounds, BENCH_SESSIONS_CONNECTS the daemon's
+ * `baileys.maxConcurrentConnects` (connections opened at once at start-up; default 8),
+ * BENCH_SESSIONS_SNAPSHOTS a directory for heap snapshots of the first stage (after pairing, after
+ * round 1, after the last round).
  * Run alone: `npm run build && BENCH_SESSIONS=1000 node --import=tsx bench/sessions.ts`.
  */
 import { rm, writeFile } from 'node:fs/promises';
@@ -167,6 +169,8 @@ export async function sessionsBench(bin: string, log: (line: string) => void, op
   const { dataDir, secret } = await initDataDir(bin, (c) => {
     c.baileys.webSocketUrl = double.url;
     c.baileys.logLevel = 'warn';
+    // BENCH_SESSIONS_CONNECTS: baileys.maxConcurrentConnects (start-up), to read the login time against it.
+    if (process.env.BENCH_SESSIONS_CONNECTS) c.baileys.maxConcurrentConnects = Number(process.env.BENCH_SESSIONS_CONNECTS);
     // The pairing-lag probe sends 50/s from one instance: anti-ban pacing (400 ms apart) would
     // measure the queue, not the stall, and every instance needs credits to send at all.
     c.sending = { ...c.sending, minIntervalMs: 0, jitterMs: 0 };
