@@ -39,6 +39,8 @@ export class ConnectionManager {
   private readonly observers = new Map<string, Set<ConnectionObserver>>();
   /** The one WhatsApp factory (its connections share a login gate): loaded once, however many connections are created at once. */
   private whatsapp: Promise<ConnectionFactory> | null = null;
+  /** stopAll() was called (the daemon shuts down): nothing starts from now on. */
+  private stopped = false;
 
   constructor(private readonly options: ManagerOptions) {}
 
@@ -126,6 +128,9 @@ export class ConnectionManager {
   /** Creates and starts the instance's connection (a new instance, `gateway pair`). */
   async start(record: InstanceRecord): Promise<ManagedConnection> {
     const entry = await this.open(record);
+    // Created while the daemon stopped (loading Baileys takes a moment): started now, it would
+    // reconnect forever in a daemon that no longer runs. stopAll() stops it instead.
+    if (this.stopped) return entry;
     try {
       entry.connection.start();
     } catch (err) {
@@ -141,7 +146,7 @@ export class ConnectionManager {
   async startAll(records: Iterable<InstanceRecord>): Promise<void> {
     const queue = [...records];
     const workers = Array.from({ length: Math.min(this.options.maxConcurrentConnects, queue.length) }, async () => {
-      for (let record = queue.shift(); record; record = queue.shift()) {
+      for (let record = queue.shift(); record && !this.stopped; record = queue.shift()) {
         const entry = await this.start(record);
         await this.settled(entry, 10_000);
       }
@@ -196,8 +201,13 @@ export class ConnectionManager {
     }
   }
 
-  /** Shutdown: close every connection, keep credentials. */
+  /**
+   * Shutdown: close every connection, keep credentials. Connections still being created (the first
+   * waits for Baileys to load) are waited for and stopped too, and none starts after this.
+   */
   async stopAll(): Promise<void> {
+    this.stopped = true;
+    await Promise.allSettled([...this.opening.values()]);
     await Promise.allSettled([...this.entries.values()].map((e) => e.connection.stop()));
   }
 }
