@@ -176,7 +176,7 @@ export function percentile(sorted: number[], p: number): number {
 
 /** `gateway init` in a new temp dir, then `patch` applied to its config.json; returns the dir and the server secret. */
 export async function initDataDir(bin: string, patch: (config: Record<string, any>) => void = () => undefined): Promise<{ dataDir: string; secret: string }> { // eslint-disable-line @typescript-eslint/no-explicit-any -- config JSON
-  const { mkdtemp, writeFile } = await import('node:fs/promises');
+  const { mkdtemp } = await import('node:fs/promises');
   const { tmpdir } = await import('node:os');
   const dataDir = await mkdtemp(join(tmpdir(), 'gw-bench-'));
   const out = await new Promise<string>((resolve, reject) => {
@@ -186,11 +186,17 @@ export async function initDataDir(bin: string, patch: (config: Record<string, an
     child.on('close', (code) => (code === 0 ? resolve(text) : reject(new Error(`init exited ${code}`))));
   });
   const secret = (JSON.parse(out) as { serverSecret: string }).serverSecret;
+  await patchConfig(dataDir, patch);
+  return { dataDir, secret };
+}
+
+/** Changes a data dir's config.json (the daemon reads it at its next start). */
+export async function patchConfig(dataDir: string, patch: (config: Record<string, any>) => void): Promise<void> { // eslint-disable-line @typescript-eslint/no-explicit-any -- config JSON
+  const { writeFile } = await import('node:fs/promises');
   const file = join(dataDir, 'config.json');
   const config = JSON.parse(await readFile(file, 'utf8'));
   patch(config);
   await writeFile(file, JSON.stringify(config, null, 2));
-  return { dataDir, secret };
 }
 
 export interface DaemonProc extends Proc {

@@ -38,6 +38,8 @@
  *
  * BENCH_SESSIONS_ROUNDS sets the reconnect rounds, BENCH_SESSIONS_CONNECTS the daemon's
  * `baileys.maxConcurrentConnects` (connections opened at once at start-up; default 8),
+ * BENCH_SESSIONS_LOGIN_AT=16,32 times the login again at each stage with each of these instead, then
+ * with the configured value again (`curve_<n>_login_s_at_<c>`, `..._at_configured`),
  * BENCH_SESSIONS_SNAPSHOTS a directory for heap snapshots of the first stage (after pairing, after
  * round 1, after the last round).
  * Run alone: `npm run build && BENCH_SESSIONS=1000 node --import=tsx bench/sessions.ts`.
@@ -49,7 +51,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { childPreloadEnv } from '../test/protocol-double/index.js';
 import { mediaTrustEnv } from '../test/protocol-double/media.js';
 import { DoubleProcess } from '../test/protocol-double/process.js';
-import { cpuSeconds, fetchRetry, initDataDir, Inspector, promValue, rssMb, startDaemon, type DaemonProc } from './lib.js';
+import { cpuSeconds, fetchRetry, initDataDir, Inspector, patchConfig, promValue, rssMb, startDaemon, type DaemonProc } from './lib.js';
 import { startPairingLag, type PairingLag, type PairingLagResult } from './pairing-lag.js';
 
 /** The keys of the first stage (1,000 sessions, or BENCH_SESSIONS if smaller), as before the curve. */
@@ -90,6 +92,8 @@ interface Stage {
   settleCpu: number;
   idleCpu: number;
   pairS: number;
+  /** BENCH_SESSIONS_LOGIN_AT: the login again with each of these logins in flight, then with the configured number again. */
+  loginAt: Array<{ connects: number | 'configured'; loginS: number; loginMax: number }>;
 }
 
 const MB = 1024 * 1024;
@@ -161,6 +165,10 @@ export async function sessionsBench(bin: string, log: (line: string) => void, op
   const IDLE_S = Number(process.env.BENCH_SESSIONS_IDLE_S ?? 30);
   const SETTLE_S = Number(process.env.BENCH_SESSIONS_SETTLE_S ?? 60);
   const PAIR_CONCURRENCY = Number(process.env.BENCH_SESSIONS_PAIR_CONCURRENCY ?? 8);
+  const CONNECTS = process.env.BENCH_SESSIONS_CONNECTS ? Number(process.env.BENCH_SESSIONS_CONNECTS) : null;
+  // BENCH_SESSIONS_LOGIN_AT=16,32: after each stage's figures, the login timed again with each of
+  // these as baileys.maxConcurrentConnects, then with the configured value again (same run, same sessions).
+  const LOGIN_AT = process.env.BENCH_SESSIONS_LOGIN_AT ? process.env.BENCH_SESSIONS_LOGIN_AT.split(',').map(Number) : [];
   const snapshots = process.env.BENCH_SESSIONS_SNAPSHOTS;
   const profiles = process.env.BENCH_SESSIONS_PROFILES;
   const stages = curveStages(N, process.env.BENCH_SESSIONS_CURVE ? process.env.BENCH_SESSIONS_CURVE.split(',').map(Number) : undefined);
@@ -170,7 +178,7 @@ export async function sessionsBench(bin: string, log: (line: string) => void, op
     c.baileys.webSocketUrl = double.url;
     c.baileys.logLevel = 'warn';
     // BENCH_SESSIONS_CONNECTS: baileys.maxConcurrentConnects (start-up), to read the login time against it.
-    if (process.env.BENCH_SESSIONS_CONNECTS) c.baileys.maxConcurrentConnects = Number(process.env.BENCH_SESSIONS_CONNECTS);
+    if (CONNECTS) c.baileys.maxConcurrentConnects = CONNECTS;
     // The pairing-lag probe sends 50/s from one instance: anti-ban pacing (400 ms apart) would
     // measure the queue, not the stall, and every instance needs credits to send at all.
     c.sending = { ...c.sending, minIntervalMs: 0, jitterMs: 0 };
@@ -366,6 +374,30 @@ export async function sessionsBench(bin: string, log: (line: string) => void, op
       await sleep(Number(process.env.BENCH_SESSIONS_HOLD_S) * 1000);
     }
     const restarted = await memory(`${n} sessions after a restart`);
+    const loginAt: Stage['loginAt'] = [];
+    if (LOGIN_AT.length > 0) {
+      // The same sessions, logging in with other limits on the logins in flight, then with the
+      // configured one again (a second sample of it, taken after the others).
+      for (const connects of [...LOGIN_AT, 'configured' as const]) {
+        disconnect();
+        await gw.stop();
+        await patchConfig(dataDir, (c) => {
+          if (connects === 'configured') {
+            if (CONNECTS) c.baileys.maxConcurrentConnects = CONNECTS;
+            else delete c.baileys.maxConcurrentConnects;
+          } else c.baileys.maxConcurrentConnects = connects;
+        });
+        const { sessions: at } = await double.logins();
+        gw = await startDaemon(bin, dataDir, { env, inspect: true, nodeArgs, stdout });
+        const spawned = gw.spawnedAt;
+        await until(async () => (await connected()) === n || undefined, 900_000, `all ${n} connected after a restart with ${connects} logins at once`, 100);
+        const s = (performance.now() - spawned) / 1000;
+        const max = (await double.logins(at)).maxConcurrent;
+        loginAt.push({ connects, loginS: s, loginMax: max });
+        log(`sessions: restart with maxConcurrentConnects ${connects}: ${n} connected ${round1(s)} s after the daemon was spawned; at most ${max} logins in flight at once`);
+        await sleep(SETTLE_S * 1000);
+      }
+    }
     const s: Stage = {
       n,
       mbEach: Math.max(paired.rss - empty.rss, restarted.rss - empty.rss) / n,
@@ -375,6 +407,7 @@ export async function sessionsBench(bin: string, log: (line: string) => void, op
       settleCpu: mean(settleWindows),
       idleCpu: idle,
       pairS,
+      loginAt,
     };
     log(`sessions: curve at ${n}: ${round2(s.mbEach)} MB each (heap ${round2(s.heapMbEach)}), login ${round1(loginS)} s, idle ${round2(idle)} % of one core`);
     return s;
@@ -397,6 +430,7 @@ export async function sessionsBench(bin: string, log: (line: string) => void, op
       result[`curve_${n}_idle_cpu_pct`] = round2(s.idleCpu);
       result[`curve_${n}_settle_cpu_pct`] = round2(s.settleCpu);
       result[`curve_${n}_pair_s`] = round1(s.pairS);
+      for (const l of s.loginAt) result[`curve_${n}_login_s_at_${l.connects}`] = round1(l.loginS);
       if (n === N && opts.onConnected) {
         const extra = await opts.onConnected({ url: base(), secret, dataDir, instances: instances.slice(0, n) });
         Object.assign(result, extra);

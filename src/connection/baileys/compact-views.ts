@@ -10,11 +10,16 @@
  * account held ~190 KB of such buffers (`external` after pairing 237 MiB for 1,000 sessions, 46
  * MiB for the same sessions read back after a restart).
  *
- * A view is copied when its buffer is at least 1 KiB and four times the view, unless that buffer is
- * a slab of Node's Buffer pool (`Buffer.poolSize`), which holds many small buffers at once. All
- * copies of one call share one new buffer of their own (so the views of our own earlier copies are
- * copied again, together with what is new, and the earlier home goes). The value is changed in
- * place (the same bytes, in a smaller home) and returned.
+ * A view is copied when its buffer is at least 1 KiB and four times the view. That includes a slab
+ * of Node's Buffer pool (`Buffer.poolSize`: 8 KiB on Node 20, 64 KiB on Node 22 and later), which
+ * was left alone until the sessions bench on Node 24 showed `external` after pairing at 3.7 times
+ * Node 20's: keys kept for the session each held a 64 KiB slab that frames and parsing had filled
+ * and let go. Copied out, 200 sessions paired on Node 24 held 77.9 MiB external instead of 119.8
+ * (`BENCH_ONLY=sessions BENCH_SESSIONS=200 BENCH_SESSIONS_CURVE=200 BENCH_SESSIONS_BUSY=0
+ * BENCH_PAIRING_SEND_RATE=0 scripts/with-node.sh 24 npm run bench`). All copies of one call share
+ * one new buffer of their own (so the views of our own earlier copies are copied again, together
+ * with what is new, and the earlier home goes). The value is changed in place (the same bytes, in a
+ * smaller home) and returned.
  */
 const MIN_BACKING = 1024;
 
@@ -26,7 +31,6 @@ interface Found {
 
 function wasteful(view: Uint8Array): boolean {
   const backing = view.buffer.byteLength;
-  if (backing === Buffer.poolSize) return false;
   return backing >= MIN_BACKING && backing >= view.byteLength * 4;
 }
 
