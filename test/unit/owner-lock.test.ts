@@ -109,6 +109,17 @@ test.serial("a dead owner's lock is taken over at once, not after staleMs", asyn
   await lock.release();
 });
 
+test.serial('a takeover guard left by a contender killed mid-takeover does not fail the next one, even one that waits for nobody', async (t) => {
+  // The daemon takes the data dir lock with waitMs 0 when its holder is dead (src/daemon/boot.ts).
+  const path = await lockPath();
+  forge(path, { pid: deadPid(), kind: 'cli' });
+  forge(`${path}.takeover`, { pid: deadPid(), kind: 'takeover', token: 'e'.repeat(32) });
+  const lock = await acquireLock(path, { kind: 'daemon', waitMs: 0 });
+  t.is(readLockOwner(path)?.token, lock.owner.token);
+  t.is(inspect(`${path}.takeover`), null, 'the dead guard is gone');
+  await lock.release();
+});
+
 test.serial('a reused pid (other start time), another boot, and an orphan of this process count as dead', async (t) => {
   const live = liveProcess(t);
   const startTime = procStartTime(live.pid!);

@@ -117,15 +117,19 @@ function takeOver(path: string, staleMs: number): boolean {
   const guard = newOwner('takeover');
   if (!install(guardPath, guard)) {
     const g = inspect(guardPath);
-    if (g !== null && judge(g, staleMs) !== 'held') removeIf(guardPath, (m) => m.identity === g.identity && judge(m, staleMs) !== 'held');
-    return false;
+    // Gone meanwhile, or left by a contender killed in the middle of its takeover and removed now:
+    // try again at once. Waiting instead failed a daemon that waits for nobody (`waitMs` 0 when
+    // the holder is dead) after an `init --force` killed in that instant (CI, rotation-crash).
+    if (g === null) return true;
+    return judge(g, staleMs) !== 'held' && removeIf(guardPath, (m) => m.identity === g.identity && judge(m, staleMs) !== 'held');
   }
   try {
     // Judged again under the guard: the owner may have released, refreshed or been replaced.
     const again = inspect(path);
     if (again === null) return true;
     if (judge(again, staleMs) === 'held') return false;
-    return removeIf(path, (m) => m.identity === again.identity && judge(m, staleMs) !== 'held');
+    // Not removed because it went meanwhile (released): free as well.
+    return removeIf(path, (m) => m.identity === again.identity && judge(m, staleMs) !== 'held') || inspect(path) === null;
   } finally {
     removeIf(guardPath, (m) => m.owner?.token === guard.token);
   }
