@@ -126,7 +126,9 @@ export class FileAuthStates implements AuthStateRepository {
       const at = name.indexOf('.json.');
       if (at < 0) continue;
       const id = name.slice(1, at);
-      byInstance.set(id, [...(byInstance.get(id) ?? []), name]);
+      const names = byInstance.get(id);
+      if (names) names.push(name);
+      else byInstance.set(id, [name]);
     }
     return byInstance;
   }
