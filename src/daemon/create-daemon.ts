@@ -188,7 +188,11 @@ export async function createDaemon(parts: DaemonParts): Promise<Daemon> {
           },
         })
       : null;
-  if (cluster) leaseEpoch = (id) => cluster.leases.owned.get(id) ?? null;
+  if (cluster && pg) {
+    leaseEpoch = (id) => cluster.leases.owned.get(id) ?? null;
+    // Every other write of an owned instance carries its epoch too (messages, media, holds, flows).
+    pg.epochs.bind(leaseEpoch);
+  }
   const status = new StatusReporter({
     instances,
     credits,

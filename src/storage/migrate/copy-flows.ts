@@ -1,6 +1,7 @@
 import type { FlowRepository } from '../ports/flows.js';
 import type { Db } from '../postgres/db.js';
 import { PgFlows } from '../postgres/flows.js';
+import { LeaseEpochs } from '../postgres/lease-epochs.js';
 
 export interface FlowsCopied {
   flow: 0 | 1;
@@ -14,7 +15,8 @@ export interface FlowsCopied {
  * chat's position. Rows the files do not hold (an earlier run, then changed) are removed.
  */
 export async function copyFlows(db: Db, from: FlowRepository, instanceId: string): Promise<FlowsCopied> {
-  const to = new PgFlows(db);
+  // The migration's connection has no node id: its writes are not fenced, and carry no epoch.
+  const to = new PgFlows(db, new LeaseEpochs());
   const flow = await from.readFlow(instanceId);
   if (flow) await to.writeFlow(instanceId, flow);
   else await to.clearFlow(instanceId);

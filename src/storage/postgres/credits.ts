@@ -3,6 +3,7 @@ import { GatewayError, errorMessage } from '../../domain/errors.js';
 import { MAX_CREDITS } from '../../domain/limits.js';
 import type { CreditHold, CreditRepository, CreditsDoc } from '../ports/credits.js';
 import type { Db } from './db.js';
+import type { LeaseEpochs } from './lease-epochs.js';
 import { SettleSignal } from '../../domain/settle-signal.js';
 import { CHANGES, LIVE_SESSIONS, type Session } from './session.js';
 
@@ -18,8 +19,8 @@ interface Account {
   spent: number;
   /** Holds in the database, of every process. */
   held: number;
-  /** Holds asked for, not yet written. */
-  holds: Array<{ n: number } & Waiter<boolean>>;
+  /** Holds asked for, not yet written, with the lease epoch they were asked under (migration 011). */
+  holds: Array<{ n: number; epoch: number | null } & Waiter<boolean>>;
   commits: Array<{ n: number } & Waiter<number>>;
   /** Holds given back (their credit is free at once for `available`). */
   releases: number[];
@@ -65,6 +66,7 @@ export class PgCredits implements CreditRepository {
     private readonly db: Db,
     private readonly session: () => Session,
     private readonly logger: Logger,
+    private readonly epochs: LeaseEpochs,
   ) {}
 
   private account(id: string): Account {
@@ -150,7 +152,7 @@ export class PgCredits implements CreditRepository {
     if (a.removed || this.available(id) <= 0) return null;
     const n = this.nextHold++;
     const granted = await new Promise<boolean>((resolve, reject) => {
-      a.holds.push({ n, resolve, reject });
+      a.holds.push({ n, epoch: this.epochs.of(id), resolve, reject });
       this.schedule(a);
     });
     if (!granted) return null;
@@ -246,7 +248,11 @@ export class PgCredits implements CreditRepository {
 
   /** Writes one batch of an account (see the class comment). */
   private async write(a: Account): Promise<void> {
-    const holds = a.holds.splice(0);
+    // One epoch a batch: holds asked under another (the lease left and came back) go in the next.
+    const epoch = a.holds[0]?.epoch ?? null;
+    let same = 0;
+    while (same < a.holds.length && a.holds[same]!.epoch === epoch) same += 1;
+    const holds = a.holds.splice(0, same);
     const commits = a.commits.splice(0);
     const releases = a.releases.splice(0);
     const doubtful = a.doubtful.splice(0);
@@ -258,8 +264,8 @@ export class PgCredits implements CreditRepository {
       const lazy = holds.length + commits.length === 0;
       const { rows } = await this.db.query<RowOut & { granted: number }>(
         'credits',
-        'SELECT balance, spent, held, granted FROM gw_credit_batch($1, $2, $3, $4, $5)',
-        [a.id, this.session().id, commits.map((c) => c.n), gone, holds.map((h) => h.n)],
+        'SELECT balance, spent, held, granted FROM gw_credit_batch($1, $2, $3, $4, $5, $6)',
+        [a.id, this.session().id, commits.map((c) => c.n), gone, holds.map((h) => h.n), epoch],
         lazy,
       );
       const row = rows[0]!;
@@ -274,7 +280,9 @@ export class PgCredits implements CreditRepository {
       // These holds may have been stored before the answer was lost: they are given back.
       a.doubtful.push(...holds.map((h) => h.n), ...doubtful);
       a.releases.unshift(...releases);
-      holds.forEach((h) => h.reject(new GatewayError('STORAGE_UNAVAILABLE', `the credit reservation could not be stored (${unavailable.message}); nothing was sent`, { cause: err, retryAfter: unavailable.retryAfter ?? 2 })));
+      // A lease that moved is said as such (503 INSTANCE_MOVING, retry): nothing was sent.
+      const refusal = unavailable.code === 'INSTANCE_MOVING' ? unavailable : new GatewayError('STORAGE_UNAVAILABLE', `the credit reservation could not be stored (${unavailable.message}); nothing was sent`, { cause: err, retryAfter: unavailable.retryAfter ?? 2 });
+      holds.forEach((h) => h.reject(refusal));
       // The messages of these commits went out: their debits stay queued and are written once the
       // database takes them (a debit already written is not repeated: its hold is gone).
       a.commits.unshift(...commits.map((c) => ({ n: c.n, resolve: () => undefined, reject: () => undefined })));

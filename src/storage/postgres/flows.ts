@@ -3,6 +3,7 @@ import { matches } from '../../schemas/check.js';
 import { ConversationRecord, HandoverRecord, StoredFlowRecord, type Conversation, type Handover, type StoredFlow } from '../../schemas/flow.js';
 import type { FlowRepository } from '../ports/flows.js';
 import type { Db } from './db.js';
+import type { LeaseEpochs } from './lease-epochs.js';
 
 function corrupt(instanceId: string, what: string, detail: string): GatewayError {
   return new GatewayError('STORE_CORRUPT', `the stored ${what} of ${instanceId} is unreadable (${detail}); it was left untouched`, {
@@ -30,7 +31,11 @@ const isConversation = (v: unknown): v is Conversation => matches(ConversationRe
  * chat's position in a row of its own; a save writes only the rows that changed (one statement).
  */
 export class PgFlows implements FlowRepository {
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    /** The lease epoch each handover and position write carries (migration 011). */
+    private readonly epochs: LeaseEpochs,
+  ) {}
 
   async readFlow(instanceId: string): Promise<StoredFlow | null> {
     const { rows } = await this.db.query<{ doc: string }>('flows', 'SELECT doc FROM flows WHERE instance_id = $1', [instanceId]);
@@ -98,9 +103,9 @@ export class PgFlows implements FlowRepository {
     await this.db.query(
       'flows',
       `WITH d AS (DELETE FROM ${table} WHERE instance_id = $1 AND chat_id = ANY ($4::text[]))
-      INSERT INTO ${table} (instance_id, chat_id, doc) SELECT $1, c, x FROM unnest($2::text[], $3::text[]) AS u(c, x)
-      ON CONFLICT (instance_id, chat_id) DO UPDATE SET doc = excluded.doc`,
-      [instanceId, put, docs, gone],
+      INSERT INTO ${table} (instance_id, chat_id, doc, lease_epoch) SELECT $1, c, x, $5::bigint FROM unnest($2::text[], $3::text[]) AS u(c, x)
+      ON CONFLICT (instance_id, chat_id) DO UPDATE SET doc = excluded.doc, lease_epoch = $5::bigint`,
+      [instanceId, put, docs, gone, this.epochs.of(instanceId)],
       lazy,
     );
   }

@@ -42,11 +42,14 @@ export class GroupWrites<T, R> {
    *   would have unbatched; an outage or a stale lease fails them all at once.
    * @param max The most items in one statement (a batch's arrays are one parameter each, so this
    *   bounds the statement's size, not its parameter count).
+   * @param together Whether `item` may go in the batch that `first` opens (the writes of another
+   *   lease epoch go in the next one: a stale epoch fails only its own writes).
    */
   constructor(
     private readonly write: (key: string, items: T[]) => Promise<R[]>,
     private readonly alone: (err: unknown) => boolean = () => false,
     private readonly max = 500,
+    private readonly together: (first: T, item: T) => boolean = () => true,
   ) {}
 
   add(key: string, item: T, deferMs = 0): Promise<R> {
@@ -114,7 +117,10 @@ export class GroupWrites<T, R> {
 
   private async flush(key: string, line: Line<T, R>): Promise<void> {
     line.state = 'writing';
-    const batch = line.queue.splice(0, this.max);
+    const first = line.queue[0]?.item;
+    let n = Math.min(1, line.queue.length);
+    while (first !== undefined && n < line.queue.length && n < this.max && this.together(first, line.queue[n]!.item)) n += 1;
+    const batch = line.queue.splice(0, n);
     try {
       const results = await this.write(
         key,

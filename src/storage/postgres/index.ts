@@ -13,6 +13,7 @@ import { PgAudit } from './audit.js';
 import { PgUsage } from './usage.js';
 import { PgCredits } from './credits.js';
 import { Db } from './db.js';
+import { LeaseEpochs } from './lease-epochs.js';
 import { pgError } from './errors.js';
 import { PgInstances } from './instances.js';
 import { PgMedia } from './media.js';
@@ -38,6 +39,8 @@ export interface PostgresStorageOptions {
 export interface PostgresStorage extends Storage {
   readonly db: Db;
   readonly session: Session;
+  /** The lease epochs this node's writes carry: the cluster binds them to its leases. */
+  readonly epochs: LeaseEpochs;
   /** Other processes' changes of the gateway record and of leases. */
   onShared(listener: (kind: 'gateway' | 'leases', id: string) => void): () => void;
   /** A reconnect may have missed changes. */
@@ -63,6 +66,7 @@ export async function openPostgresStorage(options: PostgresStorageOptions): Prom
   const { url, config, clock, timers, logger } = options;
   const shared = new Set<(kind: 'gateway' | 'leases', id: string) => void>();
   const resyncs = new Set<() => void>();
+  const epochs = new LeaseEpochs();
   const db = new Db({ url, logger, ...(options.nodeId ? { nodeId: options.nodeId } : {}), ...(options.poolSize ? { poolSize: options.poolSize } : {}), ...(options.lazyPoolSize ? { lazyPoolSize: options.lazyPoolSize } : {}) });
   let session: Session | null = null;
   try {
@@ -78,7 +82,7 @@ export async function openPostgresStorage(options: PostgresStorageOptions): Prom
       client.release();
     }
     const instances: PgInstances = new PgInstances(db, () => session!, clock, config.plans.trialDays, logger);
-    const credits: PgCredits = new PgCredits(db, () => session!, logger);
+    const credits: PgCredits = new PgCredits(db, () => session!, logger, epochs);
     session = await Session.start(url, logger, {
       changed(kind, id) {
         if (kind === 'instances') void instances.changed(id);
@@ -95,11 +99,11 @@ export async function openPostgresStorage(options: PostgresStorageOptions): Prom
     });
     await instances.load();
     await credits.open(instances.list().map((r) => r.id));
-    const media = new PgMedia(db, { keepMs: config.media.keepDays * DAY_MS, maxBytesPerInstance: config.media.maxStoreBytes });
+    const media = new PgMedia(db, { keepMs: config.media.keepDays * DAY_MS, maxBytesPerInstance: config.media.maxStoreBytes }, epochs);
     const auth = new PgAuthStates(db);
-    const flows = new PgFlows(db);
-    const outbox = new PgOutbox(db);
-    const messages = new PgMessages({ db, history: config.history, media, clock, timers, logger });
+    const flows = new PgFlows(db, epochs);
+    const outbox = new PgOutbox(db, epochs);
+    const messages = new PgMessages({ db, history: config.history, media, clock, timers, logger, epochs });
     const usage = new PgUsage(db, logger);
     const stale = setInterval(() => {
       credits.releaseStale().catch((err: unknown) => logger.warn({ err: errorMessage(err) }, 'could not look for credit holds of processes that are gone'));
@@ -110,6 +114,7 @@ export async function openPostgresStorage(options: PostgresStorageOptions): Prom
       engine: 'postgres',
       db,
       session: liveSession,
+      epochs,
       onShared(listener) {
         shared.add(listener);
         return () => shared.delete(listener);

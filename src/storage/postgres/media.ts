@@ -3,6 +3,7 @@ import { Readable } from 'node:stream';
 import { storageError } from '../../domain/errors.js';
 import type { MediaRepository, StoredMedia } from '../ports/media.js';
 import type { Db } from './db.js';
+import type { LeaseEpochs } from './lease-epochs.js';
 
 const SAFE_ID = /^[A-Za-z0-9_-]{1,128}$/;
 
@@ -24,10 +25,13 @@ export class PgMedia implements MediaRepository {
   constructor(
     private readonly db: Db,
     private readonly limits: PgMediaLimits,
+    /** The lease epoch each put carries (migration 011). */
+    private readonly epochs: LeaseEpochs,
   ) {}
 
   async put(instanceId: string, messageId: string, source: { bytes: Uint8Array } | { path: string }, now: number): Promise<boolean> {
     if (!SAFE_ID.test(messageId)) return false;
+    const epoch = this.epochs.of(instanceId);
     const size = 'bytes' in source ? source.bytes.length : (await stat(source.path)).size;
     if (size > this.limits.maxBytesPerInstance) return false;
     let bytes: Buffer;
@@ -38,9 +42,9 @@ export class PgMedia implements MediaRepository {
     }
     await this.db.query(
       'media store',
-      `INSERT INTO media (instance_id, message_id, size, at, bytes) VALUES ($1, $2, $3, $4, $5)
-      ON CONFLICT (instance_id, message_id) DO UPDATE SET size = excluded.size, at = excluded.at, bytes = excluded.bytes`,
-      [instanceId, messageId, bytes.length, now, bytes],
+      `INSERT INTO media (instance_id, message_id, size, at, bytes, lease_epoch) VALUES ($1, $2, $3, $4, $5, $6)
+      ON CONFLICT (instance_id, message_id) DO UPDATE SET size = excluded.size, at = excluded.at, bytes = excluded.bytes, lease_epoch = $6`,
+      [instanceId, messageId, bytes.length, now, bytes, epoch],
     );
     await this.enforce(instanceId, now);
     return true;

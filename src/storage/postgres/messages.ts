@@ -9,6 +9,7 @@ import type { MediaRepository } from '../ports/media.js';
 import { SEARCH_SCAN, messageMatches, type ChatPage, type ChatSummary, type InboundExtra, type MessageRepository, type StatusChange, type StoredMessage, type StoredVote } from '../ports/messages.js';
 import type { Db } from './db.js';
 import { GroupWrites, type Waiting } from './group-writes.js';
+import type { LeaseEpochs } from './lease-epochs.js';
 import { isForward } from '../../domain/message-status.js';
 
 export interface PgMessagesOptions {
@@ -18,6 +19,8 @@ export interface PgMessagesOptions {
   clock: Clock;
   timers: Timers;
   logger: Logger;
+  /** The lease epoch each write carries (migration 011). */
+  epochs: LeaseEpochs;
 }
 
 interface MessageRow {
@@ -46,11 +49,17 @@ interface NewRow {
   /** Replaced (not changed in place) when a status merges into it. */
   kept: StoredMessage;
   durable: boolean;
+  /** The lease epoch when it was recorded. */
+  epoch: number | null;
 }
+
+/** Writes of one lease epoch go in one batch (migration 011 refuses a whole statement for a stale one). */
+const sameEpoch = (a: { epoch: number | null }, b: { epoch: number | null }): boolean => a.epoch === b.epoch;
 
 /** A status to set, as the batch statement's arrays take it. */
 interface NewStatus {
   durable: boolean;
+  epoch: number | null;
   messageId: string;
   status: MessageStatus;
   error: string | null;
@@ -138,10 +147,10 @@ export class PgMessages implements MessageRepository {
    * New messages and statuses, batched per instance (group-writes.ts), in the order they came: a
    * batch is durable when one of its writes must be (the others are flushed with it).
    */
-  private readonly inserts = new GroupWrites<NewRow, boolean>((id, rows) => this.insertBatch(id, rows), refusedData);
+  private readonly inserts = new GroupWrites<NewRow, boolean>((id, rows) => this.insertBatch(id, rows), refusedData, 500, sameEpoch);
   // Not retried one by one: a status batch may be two statements (a message twice in it), and the
   // first may have committed when the second fails.
-  private readonly statuses = new GroupWrites<NewStatus, StatusChange | null>((id, items) => this.statusBatch(id, items));
+  private readonly statuses = new GroupWrites<NewStatus, StatusChange | null>((id, items) => this.statusBatch(id, items), () => false, 500, sameEpoch);
 
   constructor(private readonly options: PgMessagesOptions) {}
 
@@ -151,6 +160,10 @@ export class PgMessages implements MessageRepository {
 
   private get db(): Db {
     return this.options.db;
+  }
+
+  private epoch(instanceId: string): number | null {
+    return this.options.epochs.of(instanceId);
   }
 
   /**
@@ -196,10 +209,10 @@ export class PgMessages implements MessageRepository {
   }
 
   /** Stores a message (a duplicate id is ignored) and evicts the oldest of its chat past the bound. */
-  private async insert(instanceId: string, m: StoredMessage, durable: boolean): Promise<void> {
+  private async insert(instanceId: string, m: StoredMessage, durable: boolean, epoch: number | null): Promise<void> {
     await this.prunedOnce(instanceId);
     // Whether the row went in (not a duplicate id, not past the bound of its batch) is not asked.
-    await this.inserts.add(instanceId, { kept: this.trim(m), durable });
+    await this.inserts.add(instanceId, { kept: this.trim(m), durable, epoch });
   }
 
   /**
@@ -235,6 +248,7 @@ export class PgMessages implements MessageRepository {
       col((m) => (m.reactions ? JSON.stringify(m.reactions) : null)),
       col((m) => (m.error === undefined ? null : m.error.replaceAll('\u0000', ''))),
       col((m) => m.media !== undefined),
+      rows.map((r) => r.epoch),
     ];
     const lazy = !rows.some((r) => r.durable);
     const kept = new Set<string>();
@@ -242,10 +256,10 @@ export class PgMessages implements MessageRepository {
       if (within) {
         const { rows: stored } = await this.db.query<{ message_id: string; chat_id: string }>(
           'message store',
-          `INSERT INTO messages (instance_id, message_id, chat_id, from_me, from_name, status, ts, updated_at, body, deleted, reactions, error, has_media)
-          SELECT $1, message_id, chat_id, from_me, from_name, status, ts, updated_at, body, deleted, reactions::jsonb, error, has_media
-          FROM unnest($2::text[], $3::text[], $4::boolean[], $5::text[], $6::text[], $7::bigint[], $8::bigint[], $9::text[], $10::boolean[], $11::text[], $12::text[], $13::boolean[])
-            WITH ORDINALITY AS v(message_id, chat_id, from_me, from_name, status, ts, updated_at, body, deleted, reactions, error, has_media, ord)
+          `INSERT INTO messages (instance_id, message_id, chat_id, from_me, from_name, status, ts, updated_at, body, deleted, reactions, error, has_media, lease_epoch)
+          SELECT $1, message_id, chat_id, from_me, from_name, status, ts, updated_at, body, deleted, reactions::jsonb, error, has_media, lease_epoch
+          FROM unnest($2::text[], $3::text[], $4::boolean[], $5::text[], $6::text[], $7::bigint[], $8::bigint[], $9::text[], $10::boolean[], $11::text[], $12::text[], $13::boolean[], $14::bigint[])
+            WITH ORDINALITY AS v(message_id, chat_id, from_me, from_name, status, ts, updated_at, body, deleted, reactions, error, has_media, lease_epoch, ord)
           ORDER BY ord
           ON CONFLICT DO NOTHING RETURNING message_id, chat_id`,
           values,
@@ -266,15 +280,15 @@ export class PgMessages implements MessageRepository {
       // (and of a batch with more than the bound for one chat, only its newest are stored).
       const { rows: answer } = await this.db.query<{ k: string; id: string; n: number }>(
         'message store',
-        `WITH v AS (SELECT * FROM unnest($2::text[], $3::text[], $4::boolean[], $5::text[], $6::text[], $7::bigint[], $8::bigint[], $9::text[], $10::boolean[], $11::text[], $12::text[], $13::boolean[])
-            WITH ORDINALITY AS v(message_id, chat_id, from_me, from_name, status, ts, updated_at, body, deleted, reactions, error, has_media, ord)),
+        `WITH v AS (SELECT * FROM unnest($2::text[], $3::text[], $4::boolean[], $5::text[], $6::text[], $7::bigint[], $8::bigint[], $9::text[], $10::boolean[], $11::text[], $12::text[], $13::boolean[], $14::bigint[])
+            WITH ORDINALITY AS v(message_id, chat_id, from_me, from_name, status, ts, updated_at, body, deleted, reactions, error, has_media, lease_epoch, ord)),
         r AS (SELECT v.*, row_number() OVER (PARTITION BY chat_id ORDER BY ord DESC) AS newer FROM v),
         ins AS (
-          INSERT INTO messages (instance_id, message_id, chat_id, from_me, from_name, status, ts, updated_at, body, deleted, reactions, error, has_media)
-          SELECT $1, message_id, chat_id, from_me, from_name, status, ts, updated_at, body, deleted, reactions::jsonb, error, has_media FROM r WHERE newer <= ${max} ORDER BY ord
+          INSERT INTO messages (instance_id, message_id, chat_id, from_me, from_name, status, ts, updated_at, body, deleted, reactions, error, has_media, lease_epoch)
+          SELECT $1, message_id, chat_id, from_me, from_name, status, ts, updated_at, body, deleted, reactions::jsonb, error, has_media, lease_epoch FROM r WHERE newer <= ${max} ORDER BY ord
           ON CONFLICT DO NOTHING RETURNING message_id, chat_id),
         per AS (SELECT chat_id, count(*)::integer AS added FROM ins GROUP BY chat_id),
-        had AS (SELECT per.chat_id, per.added, k.n FROM per JOIN unnest($14::text[], $15::integer[]) AS k(chat_id, n) ON k.chat_id = per.chat_id),
+        had AS (SELECT per.chat_id, per.added, k.n FROM per JOIN unnest($15::text[], $16::integer[]) AS k(chat_id, n) ON k.chat_id = per.chat_id),
         gone AS (DELETE FROM messages m WHERE m.instance_id = $1 AND m.message_id = ANY (ARRAY(
           SELECT old.message_id FROM had CROSS JOIN LATERAL (
             SELECT message_id FROM messages WHERE instance_id = $1 AND chat_id = had.chat_id ORDER BY seq LIMIT GREATEST(0, had.n + had.added - ${max})) old))
@@ -340,16 +354,19 @@ export class PgMessages implements MessageRepository {
     // Only after a write that reached the database and passed its fencing (a debited send's credit
     // hold): a premium send's record is its only write before the message leaves, so it must be
     // stored (and fenced) first.
-    if (durable || m.status !== 'pending' || options.mayWait !== true) return this.insert(instanceId, m, durable);
+    // The epoch is taken now, before any wait: a write carries the tenure it was made in.
+    const epoch = this.epoch(instanceId);
+    if (durable || m.status !== 'pending' || options.mayWait !== true) return this.insert(instanceId, m, durable, epoch);
     // A lazy `pending` record waits for its status (see the class comment); a write that fails
     // is logged (the port allows it to be lost), and the status waiting on it fails with it.
     await this.prunedOnce(instanceId);
-    this.inserts.add(instanceId, { kept: this.trim(m), durable: false }, DEFER_PENDING_MS).catch((err: unknown) => {
+    this.inserts.add(instanceId, { kept: this.trim(m), durable: false, epoch }, DEFER_PENDING_MS).catch((err: unknown) => {
       this.options.logger.error({ instanceId, messageId: m.messageId, err: errorMessage(err) }, 'a pending message could not be recorded');
     });
   }
 
   async recordInbound(instanceId: string, m: InboundMessage, media: StoredMessage['media'], extra?: InboundExtra): Promise<void> {
+    const epoch = this.epoch(instanceId);
     const stored: StoredMessage = {
       messageId: m.messageId,
       chatId: m.chatId,
@@ -371,18 +388,20 @@ export class PgMessages implements MessageRepository {
       timestamp: Date.parse(m.timestamp),
       updatedAt: this.options.clock.now(),
     };
-    await this.insert(instanceId, stored, true);
+    await this.insert(instanceId, stored, true, epoch);
   }
 
   async setStatus(instanceId: string, messageId: string, status: MessageStatus, error?: string, durable = true): Promise<StatusChange | null> {
     // No stored row has a NUL in its id (PostgreSQL's text refuses it): such a status changes
     // nothing, and is not let into a batch it would fail.
     if (messageId.includes('\u0000')) return null;
+    const epoch = this.epoch(instanceId);
     await this.prunedOnce(instanceId);
-    const waiting = this.inserts.waiting(instanceId, (r) => r.kept.messageId === messageId);
+    // Merged only into a row of the same tenure (one of another is refused, and the status with it).
+    const waiting = this.inserts.waiting(instanceId, (r) => r.kept.messageId === messageId && r.epoch === epoch);
     if (waiting) return this.merge(instanceId, waiting, status, error, durable);
     await this.ready(instanceId);
-    return this.statuses.add(instanceId, { durable, messageId, status, error: error === undefined ? null : error.replaceAll('\u0000', '') });
+    return this.statuses.add(instanceId, { durable, epoch, messageId, status, error: error === undefined ? null : error.replaceAll('\u0000', '') });
   }
 
   /** A status of a message whose row is not written yet: set on the row, stored with it. */
@@ -406,12 +425,12 @@ export class PgMessages implements MessageRepository {
     const { first, rest } = firstOfEach(items, (i) => i.messageId);
     const { rows } = await this.db.query<{ message_id: string; from_status: MessageStatus; chat_id: string }>(
       'message store',
-      `WITH v AS (SELECT * FROM unnest($2::text[], $3::text[], $4::text[]) AS v(message_id, status, error)),
+      `WITH v AS (SELECT * FROM unnest($2::text[], $3::text[], $4::text[], $6::bigint[]) AS v(message_id, status, error, lease_epoch)),
       old AS (SELECT m.message_id, m.status FROM messages m WHERE m.instance_id = $1 AND m.message_id = ANY ($2::text[]) ORDER BY m.message_id FOR UPDATE)
-      UPDATE messages m SET status = v.status, updated_at = $5, error = COALESCE(v.error, m.error) FROM old JOIN v ON v.message_id = old.message_id
+      UPDATE messages m SET status = v.status, updated_at = $5, error = COALESCE(v.error, m.error), lease_epoch = v.lease_epoch FROM old JOIN v ON v.message_id = old.message_id
       WHERE m.instance_id = $1 AND m.message_id = old.message_id AND ${forward('v.status')}
       RETURNING m.message_id, old.status AS from_status, m.chat_id`,
-      [instanceId, first.map(([, i]) => i.messageId), first.map(([, i]) => i.status), first.map(([, i]) => i.error), this.options.clock.now()],
+      [instanceId, first.map(([, i]) => i.messageId), first.map(([, i]) => i.status), first.map(([, i]) => i.error), this.options.clock.now(), first.map(([, i]) => i.epoch)],
       !items.some((i) => i.durable),
     );
     const changed = new Map(rows.map((r) => [r.message_id, r]));
@@ -427,49 +446,64 @@ export class PgMessages implements MessageRepository {
   }
 
   async edited(instanceId: string, messageId: string, text: string): Promise<boolean> {
+    const epoch = this.epoch(instanceId);
     await this.ready(instanceId);
-    const r = await this.db.query('message store', 'UPDATE messages SET edited_text = $3, updated_at = $4 WHERE instance_id = $1 AND message_id = $2', [
+    const r = await this.db.query('message store', 'UPDATE messages SET edited_text = $3, updated_at = $4, lease_epoch = $5 WHERE instance_id = $1 AND message_id = $2', [
       instanceId,
       messageId,
       this.options.history.enabled ? text : '',
       this.options.clock.now(),
+      epoch,
     ]);
     return (r.rowCount ?? 0) > 0;
   }
 
   async deleted(instanceId: string, messageId: string): Promise<boolean> {
+    const epoch = this.epoch(instanceId);
     await this.ready(instanceId);
-    const r = await this.db.query('message store', 'UPDATE messages SET deleted = true, updated_at = $3 WHERE instance_id = $1 AND message_id = $2', [instanceId, messageId, this.options.clock.now()]);
+    const r = await this.db.query('message store', 'UPDATE messages SET deleted = true, updated_at = $3, lease_epoch = $4 WHERE instance_id = $1 AND message_id = $2', [
+      instanceId,
+      messageId,
+      this.options.clock.now(),
+      epoch,
+    ]);
     return (r.rowCount ?? 0) > 0;
   }
 
   async reaction(instanceId: string, messageId: string, sender: string, emoji: string): Promise<void> {
+    const epoch = this.epoch(instanceId);
     await this.ready(instanceId);
     await this.db.query(
       'message store',
-      `UPDATE messages SET updated_at = $5, reactions = CASE WHEN $4 = '' THEN COALESCE(reactions, '{}'::jsonb) - $3::text
+      `UPDATE messages SET updated_at = $5, lease_epoch = $6, reactions = CASE WHEN $4 = '' THEN COALESCE(reactions, '{}'::jsonb) - $3::text
         ELSE COALESCE(reactions, '{}'::jsonb) || jsonb_build_object($3::text, $4::text) END
       WHERE instance_id = $1 AND message_id = $2`,
-      [instanceId, messageId, sender, emoji, this.options.clock.now()],
+      [instanceId, messageId, sender, emoji, this.options.clock.now(), epoch],
       true,
     );
   }
 
   async pollVote(instanceId: string, messageId: string, voter: string, vote: StoredVote): Promise<boolean> {
+    const epoch = this.epoch(instanceId);
     if (!this.options.history.enabled) return false;
     await this.ready(instanceId);
     const r = await this.db.query(
       'message store',
-      `UPDATE messages SET updated_at = $5, votes = COALESCE(votes, '{}'::jsonb) || jsonb_build_object($3::text, $4::jsonb)
+      `UPDATE messages SET updated_at = $5, lease_epoch = $6, votes = COALESCE(votes, '{}'::jsonb) || jsonb_build_object($3::text, $4::jsonb)
       WHERE instance_id = $1 AND message_id = $2`,
-      [instanceId, messageId, voter, JSON.stringify(vote), vote.at],
+      [instanceId, messageId, voter, JSON.stringify(vote), vote.at, epoch],
     );
     return (r.rowCount ?? 0) > 0;
   }
 
   async markRead(instanceId: string, chatId: string): Promise<void> {
+    const epoch = this.epoch(instanceId);
     await this.ready(instanceId);
-    await this.db.query('message store', "UPDATE messages SET status = 'read' WHERE instance_id = $1 AND chat_id = $2 AND NOT from_me AND status = 'delivered'", [instanceId, chatId], true);
+    await this.db.query('message store', "UPDATE messages SET status = 'read', lease_epoch = $3 WHERE instance_id = $1 AND chat_id = $2 AND NOT from_me AND status = 'delivered'", [
+      instanceId,
+      chatId,
+      epoch,
+    ], true);
   }
 
   async removeChat(instanceId: string, chatId: string): Promise<number> {

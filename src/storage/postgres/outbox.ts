@@ -12,6 +12,7 @@ import {
   type RequeueResult,
 } from '../ports/outbox.js';
 import type { Db } from './db.js';
+import type { LeaseEpochs } from './lease-epochs.js';
 
 interface Row {
   state: DeliveryState;
@@ -24,6 +25,8 @@ interface Batch {
   outcomes: Map<string, ReturnType<typeof patchOf>>;
   /** Anything in it must be flushed to disk before it resolves. */
   durable: boolean;
+  /** The lease epoch its writes were made under (migration 011): one a batch. */
+  epoch: number | null;
   done: Promise<void>;
 }
 
@@ -51,7 +54,11 @@ export class PgOutbox implements OutboxStore {
   /** Deliveries finished per instance since its last prune (see pruneHistory). */
   private readonly finishedSincePrune = new Map<string, number>();
 
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    /** The lease epoch each write carries (migration 011). */
+    private readonly epochs: LeaseEpochs,
+  ) {}
 
   private write<T>(instanceId: string, op: () => Promise<T>): Promise<T> {
     // A write that is not batched closes the open batch: what comes after it goes after it.
@@ -72,9 +79,11 @@ export class PgOutbox implements OutboxStore {
 
   /** Adds to the instance's open batch (a new one queued behind the writes before it). */
   private batched(instanceId: string, add: (batch: Batch) => void): Promise<void> {
+    const epoch = this.epochs.of(instanceId);
     let batch = this.open.get(instanceId);
-    if (!batch) {
-      const created: Batch = { appends: [], outcomes: new Map(), durable: false, done: Promise.resolve() };
+    // Writes of another epoch (the lease left and came back) go in a batch of their own, after it.
+    if (!batch || batch.epoch !== epoch) {
+      const created: Batch = { appends: [], outcomes: new Map(), durable: false, epoch, done: Promise.resolve() };
       created.done = this.chain(instanceId, () => {
         if (this.open.get(instanceId) === created) this.open.delete(instanceId);
         return this.flush(instanceId, created);
@@ -93,13 +102,13 @@ export class PgOutbox implements OutboxStore {
     await this.db.query(
       'webhook outbox',
       `WITH ins AS (
-        INSERT INTO deliveries (instance_id, id, seq, type, lane, created_at, status, state, event, finished_at)
-        SELECT $1, x.id, x.seq, x.type, x.lane, x.created_at, x.status, x.state::jsonb, x.event, x.finished_at
+        INSERT INTO deliveries (instance_id, id, seq, type, lane, created_at, status, state, event, finished_at, lease_epoch)
+        SELECT $1, x.id, x.seq, x.type, x.lane, x.created_at, x.status, x.state::jsonb, x.event, x.finished_at, $16::bigint
         FROM unnest($2::text[], $3::bigint[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[])
           WITH ORDINALITY AS x(id, seq, type, lane, created_at, status, state, event, finished_at, o)
         ORDER BY x.o
         ON CONFLICT (instance_id, id) DO NOTHING)
-      UPDATE deliveries d SET seq = u.seq, status = u.status, finished_at = u.finished_at, state = d.state || u.patch::jsonb
+      UPDATE deliveries d SET seq = u.seq, status = u.status, finished_at = u.finished_at, state = d.state || u.patch::jsonb, lease_epoch = $16::bigint
       FROM unnest($11::text[], $12::bigint[], $13::text[], $14::text[], $15::text[]) AS u(id, seq, status, finished_at, patch)
       WHERE d.instance_id = $1 AND d.id = u.id`,
       [
@@ -118,6 +127,7 @@ export class PgOutbox implements OutboxStore {
         o.map((p) => p.status),
         o.map((p) => p.finishedAt),
         o.map((p) => JSON.stringify(p)),
+        batch.epoch,
       ],
       !batch.durable,
     );
@@ -179,11 +189,12 @@ export class PgOutbox implements OutboxStore {
 
   async requeue(instanceId: string, deliveryId: string, options: { seq: number; at: string }): Promise<RequeueResult> {
     if (!isDeliveryId(deliveryId)) return { outcome: 'not-found' };
+    const epoch = this.epochs.of(instanceId);
     const { rows } = await this.write(instanceId, () => this.db.query<Row & { was: DeliveryStatus }>(
       'webhook outbox',
       `UPDATE deliveries d SET seq = CASE WHEN d.status = 'pending' THEN d.seq ELSE $3 END,
          finished_at = CASE WHEN d.status = 'pending' THEN d.finished_at ELSE NULL END,
-         status = 'pending',
+         status = 'pending', lease_epoch = $5::bigint,
          state = CASE WHEN d.status = 'pending' THEN d.state ELSE d.state || jsonb_build_object(
            'seq', $3::bigint, 'status', 'pending', 'attempts', 0, 'lastError', NULL, 'lastStatus', NULL,
            'nextAttemptAt', $4::text, 'deliveredAt', NULL, 'finishedAt', NULL,
@@ -191,7 +202,7 @@ export class PgOutbox implements OutboxStore {
        FROM (SELECT status AS was FROM deliveries WHERE instance_id = $1 AND id = $2 FOR UPDATE) old
        WHERE d.instance_id = $1 AND d.id = $2
        RETURNING d.state, old.was`,
-      [instanceId, deliveryId, options.seq, options.at],
+      [instanceId, deliveryId, options.seq, options.at, epoch],
     ));
     const r = rows[0];
     if (!r) return { outcome: 'not-found' };

@@ -8,6 +8,7 @@ import { sql as operatorsAuditUsage } from './007-operators-audit-usage.js';
 import { sql as fencingOncePerStatement } from './008-fencing-once-per-statement.js';
 import { sql as leaseEpoch } from './009-lease-epoch.js';
 import { sql as creditBatchPlans } from './010-credit-batch-plans.js';
+import { sql as epochOnEveryWrite } from './011-epoch-on-every-write.js';
 
 export interface Migration {
   /** Applied in this order, each once; never renumbered or edited once released. */
@@ -31,4 +32,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 8, name: 'fencing-once-per-statement', sql: fencingOncePerStatement },
   { version: 9, name: 'lease-epoch', sql: leaseEpoch },
   { version: 10, name: 'credit-batch-plans', sql: creditBatchPlans },
+  { version: 11, name: 'epoch-on-every-write', sql: epochOnEveryWrite },
 ];
