@@ -7,7 +7,11 @@
 import test from 'ava';
 import pg from 'pg';
 import { freePortUrl, freshDatabase, startCluster, type Cluster } from '../helpers/postgres.js';
-import { openAt } from './open.js';
+import { openAt, testConfig } from './open.js';
+import { pino } from 'pino';
+import { openPostgresStorage } from '../../src/storage/postgres/index.js';
+import { systemClock } from '../../src/domain/clock.js';
+import { systemTimers } from '../../src/domain/timers.js';
 
 let cluster: Cluster;
 
@@ -83,6 +87,57 @@ test.serial('postgres: a restart under traffic fails writes with STORAGE_UNAVAIL
       r.name = 'after restart';
     });
     t.is(s.instances.get(record.id)?.name, 'after restart');
+  } finally {
+    await s.close();
+    await db.drop();
+  }
+});
+
+test.serial('postgres: a send whose debit met a restart waits for it: answered with its balance once the database is back, told "sent, not recorded" only past the wait, and debited once either way', async (t) => {
+  const db = await freshDatabase(cluster.url);
+  const open = (debitWaitMs: number) => openPostgresStorage({ url: db.url, config: testConfig(), clock: systemClock, timers: systemTimers, logger: pino({ level: 'silent' }), poolSize: 4, lazyPoolSize: 2, debitWaitMs });
+  const id = 'inst_unavail003';
+  const stored = async () => {
+    const c = new pg.Client({ connectionString: db.url });
+    await c.connect();
+    try {
+      return (await c.query<{ balance: string; held: number }>('SELECT balance, held FROM credits WHERE instance_id = $1', [id])).rows[0];
+    } finally {
+      await c.end();
+    }
+  };
+  // A wait longer than any restart here: the send learns its balance, as if nothing happened.
+  let s = await open(60_000);
+  try {
+    await s.credits.add(id, 100);
+    const hold = (await s.credits.hold(id))!;
+    cluster.stop('fast');
+    let settled = false;
+    const commit = hold.commit().finally(() => (settled = true));
+    await new Promise((r) => setTimeout(r, 600));
+    t.false(settled, 'the send waits while the database is away');
+    cluster.start();
+    t.is(await commit, 99);
+    t.deepEqual(await stored(), { balance: '99', held: 0 });
+  } finally {
+    await s.close();
+  }
+  // A short wait: the send is told its message left unrecorded; the debit is still written once.
+  s = await open(300);
+  try {
+    const hold = (await s.credits.hold(id))!;
+    cluster.stop('fast');
+    const err = await t.throwsAsync(hold.commit());
+    t.is(code(err), 'STORAGE_UNAVAILABLE');
+    t.regex(err!.message, /was sent.*do not resend/);
+    cluster.start();
+    let now = await stored().catch(() => undefined);
+    const until = Date.now() + 20_000;
+    while (now?.balance !== '98' && Date.now() < until) {
+      await new Promise((r) => setTimeout(r, 200));
+      now = await stored().catch(() => undefined);
+    }
+    t.deepEqual(now, { balance: '98', held: 0 }, 'the debit is written once the database is back');
   } finally {
     await s.close();
     await db.drop();

@@ -12,6 +12,23 @@ interface Waiter<T> {
   reject(err: unknown): void;
 }
 
+/** A debit asked for: a send's message left, and its hold becomes spent. */
+interface Commit extends Waiter<number> {
+  readonly n: number;
+  /** Set once a batch with it failed: tells its send, if the database does not take it in time. */
+  giveUp?: ReturnType<typeof setTimeout>;
+  /** Its send was told (the debit is still written when the database takes it). */
+  told?: boolean;
+  tellNow?: () => void;
+}
+
+/** How long a debit the database did not take waits for it before its send is told (see write). */
+export const DEBIT_WAIT_MS = 5_000;
+
+/** A failed batch is tried again after this long, or this soon while sends wait for their debits. */
+const RETRY_MS = 1_000;
+const RETRY_WAITING_MS = 250;
+
 interface Account {
   readonly id: string;
   /** The row as this process last saw it (its own writes answer with it). */
@@ -21,7 +38,7 @@ interface Account {
   held: number;
   /** Holds asked for, not yet written, with the lease epoch they were asked under (migration 011). */
   holds: Array<{ n: number; epoch: number | null } & Waiter<boolean>>;
-  commits: Array<{ n: number } & Waiter<number>>;
+  commits: Commit[];
   /** Holds given back (their credit is free at once for `available`). */
   releases: number[];
   /** Holds whose write failed: maybe stored, so released (not counted as free until then). */
@@ -67,6 +84,7 @@ export class PgCredits implements CreditRepository {
     private readonly session: () => Session,
     private readonly logger: Logger,
     private readonly epochs: LeaseEpochs,
+    private readonly debitWaitMs = DEBIT_WAIT_MS,
   ) {}
 
   private account(id: string): Account {
@@ -272,7 +290,10 @@ export class PgCredits implements CreditRepository {
       this.see(a, row);
       holds.forEach((h, i) => h.resolve(i < row.granted));
       // Each send learns the balance right after its own debit.
-      commits.forEach((c, i) => c.resolve(row.balance + (commits.length - 1 - i)));
+      commits.forEach((c, i) => {
+        clearTimeout(c.giveUp);
+        c.resolve(row.balance + (commits.length - 1 - i));
+      });
     } catch (err) {
       failed = true;
       this.logger.error({ instanceId: a.id, err: errorMessage(err) }, 'credit write failed');
@@ -284,15 +305,29 @@ export class PgCredits implements CreditRepository {
       const refusal = unavailable.code === 'INSTANCE_MOVING' ? unavailable : new GatewayError('STORAGE_UNAVAILABLE', `the credit reservation could not be stored (${unavailable.message}); nothing was sent`, { cause: err, retryAfter: unavailable.retryAfter ?? 2 });
       holds.forEach((h) => h.reject(refusal));
       // The messages of these commits went out: their debits stay queued and are written once the
-      // database takes them (a debit already written is not repeated: its hold is gone).
-      a.commits.unshift(...commits.map((c) => ({ n: c.n, resolve: () => undefined, reject: () => undefined })));
-      commits.forEach((c) => c.reject(new GatewayError('STORAGE_UNAVAILABLE', 'the message was sent, but its debit could not be stored yet; do not resend it', { cause: err })));
+      // database takes them (a debit already written is not repeated: its hold is gone). Their sends
+      // wait up to debitWaitMs for that (a database restart takes a few seconds: the send is then
+      // answered as usual), and are told otherwise (500 SENT_NOT_RECORDED: do not resend).
+      for (const c of commits) {
+        if (c.giveUp !== undefined) continue;
+        c.tellNow = () => {
+          if (c.told === true) return;
+          c.told = true;
+          clearTimeout(c.giveUp);
+          const tell = c.reject;
+          c.resolve = () => undefined;
+          c.reject = () => undefined;
+          tell(new GatewayError('STORAGE_UNAVAILABLE', 'the message was sent, but its debit could not be stored yet; do not resend it', { cause: err }));
+        };
+        c.giveUp = setTimeout(c.tellNow, this.debitWaitMs);
+      }
+      a.commits.unshift(...commits);
     } finally {
       a.writing = false;
       setImmediate(() => this.settled.wake());
       const waiting = a.holds.length + a.commits.length + a.releases.length + a.doubtful.length > 0;
       if (waiting && !failed) this.schedule(a);
-      else if (waiting && !this.closing) setTimeout(() => this.schedule(a), 1_000).unref();
+      else if (waiting && !this.closing) setTimeout(() => this.schedule(a), a.commits.some((c) => c.told !== true) ? RETRY_WAITING_MS : RETRY_MS).unref();
     }
   }
 
@@ -307,5 +342,8 @@ export class PgCredits implements CreditRepository {
       for (const a of this.accounts.values()) if (!a.writing && a.holds.length + a.commits.length + a.releases.length + a.doubtful.length > 0) this.schedule(a);
       await this.settled.until(() => !busy(), Math.min(100, until - Date.now()));
     }
+    // Sends still waiting for their debits are told now. A debit not written by then goes with this
+    // process: its hold is released later, as every hold of a process that is gone (never charged).
+    for (const a of this.accounts.values()) for (const c of a.commits) c.tellNow?.();
   }
 }

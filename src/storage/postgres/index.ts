@@ -33,6 +33,8 @@ export interface PostgresStorageOptions {
   lazyPoolSize?: number;
   /** This node's id (several hosts): its connections carry it, so its writes are fenced by leases. */
   nodeId?: string;
+  /** How long a send waits for its debit while the database is away (default DEBIT_WAIT_MS, 5 s). */
+  debitWaitMs?: number;
 }
 
 /** The PostgreSQL engine, with what the cluster code builds on. */
@@ -82,7 +84,7 @@ export async function openPostgresStorage(options: PostgresStorageOptions): Prom
       client.release();
     }
     const instances: PgInstances = new PgInstances(db, () => session!, clock, config.plans.trialDays, logger);
-    const credits: PgCredits = new PgCredits(db, () => session!, logger, epochs);
+    const credits: PgCredits = new PgCredits(db, () => session!, logger, epochs, options.debitWaitMs);
     session = await Session.start(url, logger, {
       changed(kind, id) {
         if (kind === 'instances') void instances.changed(id);
