@@ -73,7 +73,7 @@ export class LeaseManager {
   private running = false;
   private ticking: Promise<void> | null = null;
   readonly counters: LeaseCounters = { renewals: 0, renewalFailures: 0, acquired: 0, lost: 0, handedOver: 0 };
-  private readonly statusQueue = new Map<string, { status: ConnectionStatus; reason: string | null }>();
+  private readonly statusQueue = new Map<string, { status: ConnectionStatus; reason: string | null; epoch: number }>();
   private statusFlush: NodeJS.Timeout | null = null;
 
   constructor(private readonly options: LeaseOptions) {}
@@ -152,8 +152,9 @@ export class LeaseManager {
 
   /** The connection of an owned instance changed status: other nodes show it (written lazily). */
   reportStatus(instanceId: string, status: ConnectionStatus, reason: string | null): void {
-    if (!this.owned.has(instanceId)) return;
-    this.statusQueue.set(instanceId, { status, reason });
+    const epoch = this.owned.get(instanceId);
+    if (epoch === undefined) return;
+    this.statusQueue.set(instanceId, { status, reason, epoch });
     this.statusFlush ??= setTimeout(() => {
       this.statusFlush = null;
       void this.flushStatuses();
@@ -167,9 +168,10 @@ export class LeaseManager {
     await this.options.db
       .query(
         'writing connection statuses',
-        `UPDATE leases l SET status = u.status, reason = u.reason FROM unnest($1::text[], $2::text[], $3::text[]) AS u(id, status, reason)
-         WHERE l.instance_id = u.id AND l.owner_node = $4`,
-        [batch.map(([id]) => id), batch.map(([, s]) => s.status), batch.map(([, s]) => s.reason), this.options.nodeId],
+        // Only under the epoch the status was seen in: a tenure that ended does not label the next.
+        `UPDATE leases l SET status = u.status, reason = u.reason FROM unnest($1::text[], $2::text[], $3::text[], $5::bigint[]) AS u(id, status, reason, epoch)
+         WHERE l.instance_id = u.id AND l.owner_node = $4 AND l.epoch = u.epoch`,
+        [batch.map(([id]) => id), batch.map(([, s]) => s.status), batch.map(([, s]) => s.reason), this.options.nodeId, batch.map(([, s]) => s.epoch)],
         true,
       )
       .catch((err: unknown) => this.options.logger.debug({ err: errorMessage(err) }, 'could not write connection statuses'));
@@ -311,12 +313,15 @@ export class LeaseManager {
 
   /** Hands one instance over: its socket closes first, then the lease is freed for another node. */
   private async handOver(instanceId: string): Promise<void> {
-    if (!this.owned.delete(instanceId)) return;
+    const epoch = this.owned.get(instanceId);
+    if (epoch === undefined || !this.owned.delete(instanceId)) return;
     await this.options.hooks.lost(instanceId);
-    await this.options.db.query('handing over a lease', 'UPDATE leases SET owner_node = NULL, expires_at = now(), status = NULL, reason = NULL WHERE instance_id = $1 AND owner_node = $2', [
-      instanceId,
-      this.options.nodeId,
-    ]);
+    // The tenure that ends is this one: a lease taken over and back meanwhile is not freed by it.
+    await this.options.db.query(
+      'handing over a lease',
+      'UPDATE leases SET owner_node = NULL, expires_at = now(), status = NULL, reason = NULL WHERE instance_id = $1 AND owner_node = $2 AND epoch = $3',
+      [instanceId, this.options.nodeId, epoch],
+    );
     this.counters.handedOver += 1;
   }
 

@@ -1,0 +1,49 @@
+/**
+ * Issue 23 item 2 ("every write for an instance carries its lease epoch"), for the writes the lease
+ * manager itself makes: a connection status seen in one tenure does not label the next one, and a
+ * hand-over frees only the tenure that ends. A node that lost an instance and took it back holds a
+ * new epoch; what it queued under the old one changes nothing.
+ */
+import test from 'ava';
+import pg from 'pg';
+import { pino } from 'pino';
+import { LeaseManager } from '../../src/cluster/leases.js';
+import { systemClock } from '../../src/domain/clock.js';
+import { systemTimers } from '../../src/domain/timers.js';
+import { openPostgresStorage } from '../../src/storage/postgres/index.js';
+import { freshDatabase } from '../helpers/postgres.js';
+import { testConfig } from './open.js';
+
+test('postgres: a status reported under an ended tenure is not written over the lease of the next one; a status of the current one is', async (t) => {
+  const db = await freshDatabase();
+  const storage = await openPostgresStorage({ url: db.url, config: testConfig(), clock: systemClock, timers: systemTimers, logger: pino({ level: 'silent' }), nodeId: 'node-a', poolSize: 4, lazyPoolSize: 2 });
+  const admin = new pg.Client({ connectionString: db.url });
+  await admin.connect();
+  const leases = new LeaseManager({
+    db: storage.db,
+    nodeId: 'node-a',
+    advertiseUrl: 'http://127.0.0.1:1',
+    ttlMs: 60_000,
+    logger: pino({ level: 'silent' }),
+    sessionId: storage.session.id,
+    hooks: { acquired: () => undefined, lost: async () => undefined, instanceIds: () => [] },
+  });
+  const ID = 'inst_leasestat1';
+  const stored = async () => (await admin.query<{ epoch: string; status: string | null }>('SELECT epoch, status FROM leases WHERE instance_id = $1', [ID])).rows[0];
+  const settle = () => new Promise((r) => setTimeout(r, 600));
+  try {
+    t.true(await leases.claim(ID));
+    leases.reportStatus(ID, 'connected', null);
+    await settle();
+    t.deepEqual(await stored(), { epoch: '1', status: 'connected' }, 'the current tenure writes its status');
+    // The lease moved on (another node, then back here) while a status of epoch 1 waits to be written.
+    leases.reportStatus(ID, 'disconnected', 'old tenure');
+    await admin.query(`UPDATE leases SET epoch = 3, status = 'connecting' WHERE instance_id = $1`, [ID]);
+    await settle();
+    t.deepEqual(await stored(), { epoch: '3', status: 'connecting' }, 'the old tenure writes nothing');
+  } finally {
+    await admin.end();
+    await storage.close();
+    await db.drop();
+  }
+});
