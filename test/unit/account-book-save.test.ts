@@ -40,7 +40,28 @@ test('a save right after the events has them: the store asks the book before its
   book.contactsChanged([{ id: '15550001111@s.whatsapp.net', name: 'Ann' }]);
   store.saveCreds(); // something else (creds, app-state versions) made the store dirty
   await store.flush();
-  const saved = JSON.parse(await readFile(file, 'utf8')) as { keys: Record<string, Record<string, { '15550001111@s.whatsapp.net'?: string }>> };
-  t.is(saved.keys['gateway-account']?.names?.['15550001111@s.whatsapp.net'], 'Ann');
-  t.deepEqual(Object.keys(saved.keys['gateway-account']?.contacts ?? {}), ['15550001111@s.whatsapp.net']);
+  const saved = JSON.parse(await readFile(file, 'utf8')) as { keys: Record<string, Record<string, string>> };
+  t.deepEqual(JSON.parse(saved.keys['gateway-account']?.names ?? '[]'), [['15550001111@s.whatsapp.net', 'Ann']]);
+  t.deepEqual(JSON.parse(saved.keys['gateway-account']?.contacts ?? '[]'), ['15550001111@s.whatsapp.net']);
+});
+
+// Rule: the book reads back what it saved, and what a gateway before 2026-11 saved (names and
+// contacts as objects by JID); a part it cannot read is empty, not a crash.
+test('the book reads its own saves, the older object form, and nothing from a part it cannot read', async (t) => {
+  const tables = (names: unknown, contacts: unknown) => ({
+    get: async () => ({ labels: {}, names, contacts }),
+    set: () => undefined,
+  });
+  const book = new AccountBook();
+  await book.bind(tables(JSON.stringify([['15550001111@s.whatsapp.net', 'Ann']]), JSON.stringify(['15550001111@s.whatsapp.net'])));
+  t.is(book.nameOf('15550001111@s.whatsapp.net'), 'Ann');
+  t.deepEqual(book.addressBook(), ['15550001111@s.whatsapp.net']);
+  const older = new AccountBook();
+  await older.bind(tables({ '15550002222@s.whatsapp.net': 'Bob' }, { '15550002222@s.whatsapp.net': '1' }));
+  t.is(older.nameOf('15550002222@s.whatsapp.net'), 'Bob');
+  t.deepEqual(older.addressBook(), ['15550002222@s.whatsapp.net']);
+  const broken = new AccountBook();
+  await broken.bind(tables('[[1,', 42));
+  t.is(broken.nameOf('15550001111@s.whatsapp.net'), undefined);
+  t.deepEqual(broken.addressBook(), []);
 });
