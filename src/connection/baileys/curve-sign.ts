@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import { createRequire } from 'node:module';
 import { ed25519 } from '@noble/curves/ed25519.js';
 import { bytesToNumberLE, numberToBytesLE } from '@noble/curves/utils.js';
+import { libsignalCurveJs } from './libsignal-curve-js.js';
 
 /**
  * Signal's Curve25519 signature (libsignal's `calculateSignature`: the Montgomery private key as an
@@ -48,10 +48,6 @@ export function curve25519Sign(privateKey: Uint8Array, message: Uint8Array): Uin
   return signature;
 }
 
-interface CurveJs {
-  sign(secretKey: Uint8Array, message: Uint8Array, random?: Uint8Array): Uint8Array;
-}
-
 let installed = false;
 
 /**
@@ -62,11 +58,7 @@ let installed = false;
 export function installCurveSign(): void {
   if (installed) return;
   installed = true;
-  // The copy libsignal loads, found from where Baileys resolves libsignal (as native-xeddsa.ts does).
-  const fromBaileys = createRequire(import.meta.resolve('@whiskeysockets/baileys'));
-  const fromLibsignal = createRequire(fromBaileys.resolve('libsignal/src/curve.js'));
-  const curveJs = fromLibsignal('curve25519-js') as CurveJs;
-  if (typeof curveJs.sign !== 'function') throw new Error('curve25519-js has no sign');
+  const curveJs = libsignalCurveJs();
   const original = curveJs.sign.bind(curveJs);
   curveJs.sign = (secretKey, message, random) => (random === undefined ? curve25519Sign(secretKey, message) : original(secretKey, message, random));
 }

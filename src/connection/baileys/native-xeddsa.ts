@@ -1,12 +1,7 @@
 import { verify, type KeyObject } from 'node:crypto';
-import { createRequire } from 'node:module';
 import { BoundedMap } from './lru.js';
 import { ed25519PublicKey } from './raw-keys.js';
-
-/** curve25519-js's `verify`, the pure-JavaScript check libsignal's `verifySignature` calls. */
-interface Curve25519Js {
-  verify(publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): boolean;
-}
+import { libsignalCurveJs } from './libsignal-curve-js.js';
 
 /** The field of Curve25519 and Ed25519: 2^255 - 19. */
 const P = (1n << 255n) - 19n;
@@ -100,9 +95,6 @@ let installed = false;
 export function installNativeXEdDSA(): void {
   if (installed) return;
   installed = true;
-  const fromBaileys = createRequire(import.meta.resolve('@whiskeysockets/baileys'));
-  const fromLibsignal = createRequire(fromBaileys.resolve('libsignal/src/curve.js'));
-  const curveJs = fromLibsignal('curve25519-js') as Curve25519Js;
-  if (typeof curveJs.verify !== 'function') throw new Error('curve25519-js has no verify');
+  const curveJs = libsignalCurveJs();
   curveJs.verify = nativeXEdDSAVerify;
 }
