@@ -341,6 +341,15 @@ async function main(): Promise<void> {
     report({ ...(await sessionsBench(BIN, log, busy)) });
     return;
   }
+  if (process.env.BENCH_ONLY === 'premium' || process.env.BENCH_ONLY === 'debited') {
+    // One kind of send alone, without the Koa baseline: for paired runs of two builds
+    // (BENCH_GATEWAY_BIN=A, then B, in turn), which compare send rates directly.
+    const premium = process.env.BENCH_ONLY === 'premium';
+    const r = await sendRun(10, premium);
+    await rm(r.dataDir, { recursive: true, force: true });
+    report(premium ? { send_premium_rps: Math.round(r.rps), send_premium_p99_ms: r.p99 } : { send_rps: Math.round(r.rps), send_p99_ms: r.p99 });
+    return;
+  }
   if (process.env.BENCH_ONLY === 'sends') {
     const { koa, koaSpreadPct, debited } = await bracketed(() => sendRun(10));
     const premiumOnly = await sendRun(10, true);

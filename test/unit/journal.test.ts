@@ -1,5 +1,6 @@
 import test from 'ava';
-import { appendFile, readFile, stat } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { appendFile, readdir, readFile, readlink, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Journal } from '../../src/storage/files/journal.js';
 import { tempDir } from '../helpers/daemon.js';
@@ -62,4 +63,43 @@ test('rewrite (compaction) replaces the content atomically and appends go after 
   t.is(await journal.read(offsets[1]!, 6), 'keep-b');
   await journal.close();
   t.is(await readFile(file, 'utf8'), 'keep-a\nkeep-b\nnew\n');
+});
+
+/** The open flags of this process's descriptors on `file`, from /proc (Linux). */
+async function openFlags(file: string): Promise<number[]> {
+  const flags: number[] = [];
+  for (const fd of await readdir('/proc/self/fd')) {
+    const target = await readlink(`/proc/self/fd/${fd}`).catch(() => '');
+    if (target !== file) continue;
+    const info = await readFile(`/proc/self/fdinfo/${fd}`, 'utf8').catch(() => '');
+    const m = /^flags:\s+([0-7]+)$/m.exec(info);
+    if (m) flags.push(parseInt(m[1]!, 8));
+  }
+  return flags;
+}
+
+test('a dsync journal writes through O_DSYNC, also after a rewrite; a plain one does not', async (t) => {
+  // Rule: the credit journal's lines are on disk when its write returns (one trip to the disk, no
+  // separate fdatasync); a compaction must not reopen it without the flag (its debits would then be
+  // acknowledged before they are on disk).
+  const dir = await tempDir();
+  const file = join(dir, 'd.jsonl');
+  const { journal } = await Journal.open(file, { guard: UNGUARDED, eager: true, dsync: true });
+  const dsync = (flags: number[]): boolean => flags.length > 0 && flags.every((f) => (f & constants.O_DSYNC) === constants.O_DSYNC);
+  t.true(dsync(await openFlags(file)), 'opened with O_DSYNC');
+  await Promise.all([journal.append('{"a":1}').durable, journal.append('{"b":2}').durable]);
+  journal.appendLazy('{"c":3}');
+  await journal.drain();
+  await journal.rewrite(['{"snapshot":1}']);
+  t.true(dsync(await openFlags(file)), 'reopened with O_DSYNC after the rewrite');
+  await journal.append('{"d":4}').durable;
+  await journal.close();
+  t.is(await readFile(file, 'utf8'), '{"snapshot":1}\n{"d":4}\n');
+
+  const plainFile = join(dir, 'p.jsonl');
+  const { journal: plain } = await Journal.open(plainFile, { guard: UNGUARDED });
+  const plainFlags = await openFlags(plainFile);
+  t.is(plainFlags.length, 1);
+  t.false(dsync(plainFlags), 'a plain journal syncs with fdatasync instead');
+  await plain.close();
 });

@@ -189,7 +189,9 @@ export class CreditStore {
       await rm(this.paths.credits(id), { force: true });
     }
     // Eager: the ledger already batches a tick's holds, debits and releases into one line.
-    const { journal } = await Journal.open(file, { eager: true, guard: this.guard });
+    // O_DSYNC: nearly every line is durable (a release alone is the exception), and a debited send
+    // waits for one; each write is then one trip to the disk, not two.
+    const { journal } = await Journal.open(file, { eager: true, guard: this.guard, dsync: true });
     return journal;
   }
 

@@ -1,3 +1,4 @@
+import { constants } from 'node:fs';
 import { open, rename, rm, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { storageError } from '../../domain/errors.js';
@@ -37,6 +38,8 @@ export class Journal {
   private eager = false;
   /** See `open`'s `lazyDelayMs`. */
   private lazyDelayMs = 0;
+  /** See `open`'s `dsync`: the flags the file is opened (and reopened after a rewrite) with. */
+  private flags: string | number = 'a+';
   /** Ends the wait for more lazy lines early (a durable line, a read, a drain). */
   private wake: (() => void) | null = null;
   /** Writes made so far (one per batch of lines): how well lines are coalesced, for tests. */
@@ -63,9 +66,18 @@ export class Journal {
    * durable write to ride along with) would otherwise cost a write of its own at every turn of the
    * loop; a durable line, a read or a drain ends the wait at once. A crash may lose lazy lines
    * either way; this widens that window by at most `lazyDelayMs`.
+   * `dsync`: the file is opened with O_DSYNC, so each write returns once it is on disk: one trip
+   * to the thread pool instead of two (write, then fdatasync), and the waiters of a batch are woken
+   * one turn of a busy event loop sooner. Every line is then durable, lazy ones too: for journals
+   * whose lines are nearly all durable (the credit ledger's). Debited sends, five paired runs of
+   * the two builds in turn (`BENCH_ONLY=debited`, BENCH_GATEWAY_BIN): faster in each pair, by 1.17
+   * (median; 1.01 to 1.76) on a noisy 2-core machine. One handle, not a second O_DSYNC one beside a plain one: with lazy
+   * writes on the plain handle before it, an O_DSYNC write syncs only its own range, so a crash
+   * could keep a durable line and lose the lazy ones before it (a hole in the middle of the file).
    */
-  static async open(file: string, options: { guard: WriteGuard; eager?: boolean; lazyDelayMs?: number }): Promise<{ journal: Journal; lines: JournalLine[] }> {
-    const handle = await open(file, 'a+', FILE_MODE);
+  static async open(file: string, options: { guard: WriteGuard; eager?: boolean; lazyDelayMs?: number; dsync?: boolean }): Promise<{ journal: Journal; lines: JournalLine[] }> {
+    const flags = options.dsync === true ? constants.O_RDWR | constants.O_CREAT | constants.O_APPEND | constants.O_DSYNC : 'a+';
+    const handle = await open(file, flags, FILE_MODE);
     try {
       const size = (await handle.stat()).size;
       const data = size > 0 ? (await handle.read(Buffer.alloc(size), 0, size, 0)).buffer : Buffer.alloc(0);
@@ -82,6 +94,7 @@ export class Journal {
       }
       const journal = new Journal(file, handle, options.guard, start);
       journal.eager = options.eager === true;
+      journal.flags = flags;
       journal.lazyDelayMs = Math.min(Math.max(options.lazyDelayMs ?? 0, 0), MAX_LAZY_DELAY_MS);
       return { journal, lines };
     } catch (err) {
@@ -142,7 +155,7 @@ export class Journal {
         const data = Buffer.from(lines.length === 1 ? `${lines[0]!}\n` : `${lines.join('\n')}\n`, 'utf8');
         let written = 0;
         while (written < data.length) written += (await this.handle.write(data, written, data.length - written)).bytesWritten;
-        if (durable.length > 0) await this.handle.datasync();
+        if (durable.length > 0 && this.flags === 'a+') await this.handle.datasync();
         this.written += data.length;
         this.writes += 1;
         for (const w of durable) w.resolve();
@@ -241,7 +254,7 @@ export class Journal {
     }
     await syncDir(dirname(this.file));
     await this.handle.close();
-    this.handle = await open(this.file, 'a+', FILE_MODE);
+    this.handle = await open(this.file, this.flags, FILE_MODE);
     this.end = pos;
     this.written = pos;
     return offsets;
