@@ -71,9 +71,11 @@ export class Journal {
    * one turn of a busy event loop sooner. Every line is then durable, lazy ones too: for journals
    * whose lines are nearly all durable (the credit ledger's). Debited sends, five paired runs of
    * the two builds in turn (`BENCH_ONLY=debited`, BENCH_GATEWAY_BIN): faster in each pair, by 1.17
-   * (median; 1.01 to 1.76) on a noisy 2-core machine. One handle, not a second O_DSYNC one beside a plain one: with lazy
-   * writes on the plain handle before it, an O_DSYNC write syncs only its own range, so a crash
-   * could keep a durable line and lose the lazy ones before it (a hole in the middle of the file).
+   * (median; 1.01 to 1.76) on a noisy 2-core machine. One handle, not a second O_DSYNC one beside
+   * a plain one: with lazy writes on the plain handle before it, an O_DSYNC write syncs only its
+   * own range, so a crash could keep a durable line and lose the lazy ones before it (a hole in the
+   * middle of the file). Tried for the message journal (durable writes through a second O_DSYNC
+   * handle when nothing unsynced came before): premium sends were slower in each of four pairs.
    */
   static async open(file: string, options: { guard: WriteGuard; eager?: boolean; lazyDelayMs?: number; dsync?: boolean }): Promise<{ journal: Journal; lines: JournalLine[] }> {
     const flags = options.dsync === true ? constants.O_RDWR | constants.O_CREAT | constants.O_APPEND | constants.O_DSYNC : 'a+';
@@ -90,8 +92,11 @@ export class Journal {
       if (start < data.length) {
         // A torn tail: written but never acknowledged (its fdatasync did not return).
         await handle.truncate(start);
-        await handle.datasync();
       }
+      // An O_DSYNC write syncs only what it writes: what a process before this one left unsynced
+      // (a lazy line, the cut of a torn tail) is put on disk first, or a power loss could keep a
+      // line appended now and lose one before it (a hole in the middle of the file).
+      if (options.dsync === true || start < data.length) await handle.datasync();
       const journal = new Journal(file, handle, options.guard, start);
       journal.eager = options.eager === true;
       journal.flags = flags;
