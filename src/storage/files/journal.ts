@@ -78,7 +78,9 @@ export class Journal {
    * handle when nothing unsynced came before): premium sends were slower in each of four pairs.
    */
   static async open(file: string, options: { guard: WriteGuard; eager?: boolean; lazyDelayMs?: number; dsync?: boolean }): Promise<{ journal: Journal; lines: JournalLine[] }> {
-    const flags = options.dsync === true ? constants.O_RDWR | constants.O_CREAT | constants.O_APPEND | constants.O_DSYNC : 'a+';
+    // Where the platform has no O_DSYNC (Windows), the plain handle and an fdatasync do the same.
+    const dsync = options.dsync === true && constants.O_DSYNC !== undefined;
+    const flags = dsync ? constants.O_RDWR | constants.O_CREAT | constants.O_APPEND | constants.O_DSYNC : 'a+';
     const handle = await open(file, flags, FILE_MODE);
     try {
       const size = (await handle.stat()).size;
@@ -96,7 +98,7 @@ export class Journal {
       // An O_DSYNC write syncs only what it writes: what a process before this one left unsynced
       // (a lazy line, the cut of a torn tail) is put on disk first, or a power loss could keep a
       // line appended now and lose one before it (a hole in the middle of the file).
-      if (options.dsync === true || start < data.length) await handle.datasync();
+      if (dsync || start < data.length) await handle.datasync();
       const journal = new Journal(file, handle, options.guard, start);
       journal.eager = options.eager === true;
       journal.flags = flags;
