@@ -14,7 +14,8 @@ import { openPostgresStorage } from '../../src/storage/postgres/index.js';
 import { freshDatabase } from '../helpers/postgres.js';
 import { testConfig } from './open.js';
 
-test('postgres: a status reported under an ended tenure is not written over the lease of the next one; a status of the current one is', async (t) => {
+/** One node's lease manager on a fresh database, and an admin connection to move leases by hand. */
+async function leaseNode(lost: (id: string) => void = () => undefined) {
   const db = await freshDatabase();
   const storage = await openPostgresStorage({ url: db.url, config: testConfig(), clock: systemClock, timers: systemTimers, logger: pino({ level: 'silent' }), nodeId: 'node-a', poolSize: 4, lazyPoolSize: 2 });
   const admin = new pg.Client({ connectionString: db.url });
@@ -26,8 +27,18 @@ test('postgres: a status reported under an ended tenure is not written over the 
     ttlMs: 60_000,
     logger: pino({ level: 'silent' }),
     sessionId: storage.session.id,
-    hooks: { acquired: () => undefined, lost: async () => undefined, instanceIds: () => [] },
+    hooks: { acquired: () => undefined, lost: async (id) => lost(id), instanceIds: () => [] },
   });
+  const close = async (): Promise<void> => {
+    await admin.end();
+    await storage.close();
+    await db.drop();
+  };
+  return { admin, leases, close };
+}
+
+test('postgres: a status reported under an ended tenure is not written over the lease of the next one; a status of the current one is', async (t) => {
+  const { admin, leases, close } = await leaseNode();
   const ID = 'inst_leasestat1';
   const stored = async () => (await admin.query<{ epoch: string; status: string | null }>('SELECT epoch, status FROM leases WHERE instance_id = $1', [ID])).rows[0];
   const settle = () => new Promise((r) => setTimeout(r, 600));
@@ -42,27 +53,13 @@ test('postgres: a status reported under an ended tenure is not written over the 
     await settle();
     t.deepEqual(await stored(), { epoch: '3', status: 'connecting' }, 'the old tenure writes nothing');
   } finally {
-    await admin.end();
-    await storage.close();
-    await db.drop();
+    await close();
   }
 });
 
 test('postgres: a hand-over frees the lease of the tenure that ends, not a later tenure of the same node', async (t) => {
-  const db = await freshDatabase();
-  const storage = await openPostgresStorage({ url: db.url, config: testConfig(), clock: systemClock, timers: systemTimers, logger: pino({ level: 'silent' }), nodeId: 'node-a', poolSize: 4, lazyPoolSize: 2 });
-  const admin = new pg.Client({ connectionString: db.url });
-  await admin.connect();
   const lost: string[] = [];
-  const leases = new LeaseManager({
-    db: storage.db,
-    nodeId: 'node-a',
-    advertiseUrl: 'http://127.0.0.1:1',
-    ttlMs: 60_000,
-    logger: pino({ level: 'silent' }),
-    sessionId: storage.session.id,
-    hooks: { acquired: () => undefined, lost: async (id) => void lost.push(id), instanceIds: () => [] },
-  });
+  const { admin, leases, close } = await leaseNode((id) => lost.push(id));
   // The balancing tick hands the excess over through this method; it is reached directly here so
   // the lease can be moved on between what the node believes and what the table says.
   const handOver = (id: string): Promise<void> => (leases as unknown as { handOver(id: string): Promise<void> }).handOver(id);
@@ -83,8 +80,6 @@ test('postgres: a hand-over frees the lease of the tenure that ends, not a later
     t.deepEqual(await stored(CUR), { owner_node: null, epoch: '1' }, 'the tenure that ends is freed for another node');
     t.is(leases.counters.handedOver, 2);
   } finally {
-    await admin.end();
-    await storage.close();
-    await db.drop();
+    await close();
   }
 });
