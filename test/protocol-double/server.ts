@@ -154,6 +154,8 @@ export class Session {
   silent = false;
   /** Every stanza received after the handshake. */
   readonly received: BinaryNode[] = [];
+  /** When each of `received` arrived (performance.now(), at the read that brought it). */
+  readonly receivedAt: number[] = [];
 
   readonly noise = new NoiseResponder();
   readonly reader = new FrameReader();
@@ -594,12 +596,16 @@ export class ProtocolDouble implements ContactWire {
   }
 
   private async onData(session: Session, data: Buffer): Promise<void> {
+    const at = performance.now();
     for (const frame of session.reader.push(data)) {
       if (session.noise.ready) {
         const plain = session.noise.decryptFrame(frame);
         const node = await decodeBinaryNode(plain);
         if (this.logging) this.log(`#${session.id} <- ${binaryNodeToString(node).slice(0, 400)}`);
-        if (this.recordStanzas) session.received.push(node);
+        if (this.recordStanzas) {
+          session.received.push(node);
+          session.receivedAt.push(at);
+        }
         await this.onNode(session, node);
       } else {
         this.onHandshake(session, frame);

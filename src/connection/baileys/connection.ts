@@ -26,6 +26,7 @@ import { closeCause, closeCode, messageKey, sendOptions, toContent, toJid, withT
 import { CLOSE_CODES, decideOnClose, proxyRefusedCause, retryingReason, unreachableCause } from './reconnect.js';
 import { RecentQuotables, RecentSends } from './recent-sends.js';
 import { keepAliveIntervalMs } from './keepalive.js';
+import { KEEPALIVE_OFF_MS, KeepaliveClock, keepSocketAlive } from './keepalive-clock.js';
 import { installCurveSign } from './curve-sign.js';
 import { withSharedTransactionStorage } from './shared-async-storage.js';
 import { installCurveVerify } from './curve-verify.js';
@@ -97,6 +98,8 @@ export class BaileysConnection implements Connection {
   private readonly random: () => number;
   /** This session's keepalive interval, drawn once (keepalive.ts: sessions that log in together must not ping together). */
   private readonly keepAliveMs: number;
+  /** The daemon's keepalive clock (one of its own when made without the factory). */
+  private readonly keepalive: KeepaliveClock;
   /** One function for the life of the connection, so the store (a Set) registers it once. */
   private readonly flushBook = (): void => this.book.flush();
 
@@ -114,6 +117,7 @@ export class BaileysConnection implements Connection {
     this.makeSocket = options.makeSocket ?? makeWASocket;
     this.random = options.random ?? Math.random;
     this.keepAliveMs = keepAliveIntervalMs(this.random);
+    this.keepalive = options.keepalive ?? new KeepaliveClock();
     this.contacts = new BaileysContacts({ live: () => this.live(), creds: () => this.creds, book: this.book });
   }
 
@@ -498,7 +502,8 @@ export class BaileysConnection implements Connection {
       // Baileys' default is true; the instance setting (default false) decides.
       syncFullHistory: instance.syncFullHistory,
       getMessage: async (key) => this.recent.lookup(key),
-      keepAliveIntervalMs: this.keepAliveMs,
+      // Kept alive on the daemon's keepalive clock instead (keepalive-clock.ts), at this.keepAliveMs.
+      keepAliveIntervalMs: KEEPALIVE_OFF_MS,
     };
     if (route) {
       // The WebSocket and media uploads take the agent; fetch() (downloads, history and app-state blobs) the dispatcher.
@@ -519,7 +524,9 @@ export class BaileysConnection implements Connection {
     store.beforeSave(this.flushBook);
     void this.book.bind(state.keys).catch((err: unknown) => this.log.error({ err }, 'reading the account book failed'));
     attachAccountEvents(sock, this.book, this.hooks, this.log);
+    const stopKeepalive = keepSocketAlive(sock, this.keepalive, this.keepAliveMs, this.baileysLog);
     sock.ev.on('connection.update', (update) => {
+      if (update.connection === 'close') stopKeepalive();
       this.onConnectionUpdate(gen, sock, store, update).catch((err: unknown) => {
         this.log.error({ err }, 'connection.update handler failed');
       });
@@ -798,7 +805,8 @@ function releasePendingQueries(sock: SocketLike): void {
 /** The ConnectionFactory for non-sandbox instances. */
 export function createBaileysConnectionFactory(options: BaileysOptions): ConnectionFactory {
   const loginGate = options.loginGate ?? new LoginGate(options.settings.maxConcurrentLogins ?? 16); // 16: the schema's default
+  const keepalive = options.keepalive ?? new KeepaliveClock();
   // libsignal prints session records (private keys) with console.info: into our log, message only.
   routeLibsignalConsole(options.logger);
-  return (record: InstanceRecord, hooks: ConnectionHooks) => new BaileysConnection(record.id, hooks, { ...options, loginGate });
+  return (record: InstanceRecord, hooks: ConnectionHooks) => new BaileysConnection(record.id, hooks, { ...options, loginGate, keepalive });
 }

@@ -4,6 +4,7 @@ import type { AuthStateRepository } from '../../storage/ports/auth-state.js';
 import type { Clock } from '../../domain/clock.js';
 import type { GatewayConfig } from '../../config/schema.js';
 import type { LoginGate } from './login-gate.js';
+import type { KeepaliveClock } from './keepalive-clock.js';
 
 /** `baileys.*` in config.json (the schema documents each key); maxConcurrentLogins defaults as in the schema when absent. */
 export type BaileysSettings = Omit<GatewayConfig['baileys'], 'maxConcurrentLogins'> & Partial<Pick<GatewayConfig['baileys'], 'maxConcurrentLogins'>>;
@@ -45,8 +46,11 @@ export type SocketLike = Pick<
     readonly signalRepository: {
       readonly lidMapping: Pick<WASocket['signalRepository']['lidMapping'], 'getPNForLID' | 'getLIDForPN'>;
     };
-    /** Baileys' WebSocket client (an EventEmitter): its pending queries wait on `TAG:<id>` events; raw stanzas arrive as `CB:<tag>`. */
-    readonly ws?: Pick<WASocket['ws'], 'eventNames' | 'emit'> & Partial<Pick<WASocket['ws'], 'on' | 'off'>>;
+    /**
+     * Baileys' WebSocket client (an EventEmitter): its pending queries wait on `TAG:<id>` events; raw
+     * stanzas arrive as `CB:<tag>`, every frame as `frame` (keepalive-clock.ts watches those).
+     */
+    readonly ws?: Pick<WASocket['ws'], 'eventNames' | 'emit'> & Partial<Pick<WASocket['ws'], 'on' | 'off' | 'isOpen' | 'isClosed' | 'isClosing'>>;
   };
 
 export type AccountSocketMember =
@@ -84,6 +88,8 @@ export interface BaileysOptions {
   pairingTimeoutMs?: number;
   /** Shared by every connection of a daemon: logins in flight at once (the factory makes one). */
   loginGate?: LoginGate;
+  /** Shared by every connection of a daemon: the ticks their keepalives ride on (the factory makes one). */
+  keepalive?: KeepaliveClock;
   /**
    * The instance's settings that shape its socket, read at every connect: `proxy` (null: direct),
    * `syncFullHistory` and `alwaysOnline`. Absent: direct, no full history, offline at connect.

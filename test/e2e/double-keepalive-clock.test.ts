@@ -1,0 +1,49 @@
+import test from 'ava';
+import { DEFAULT_CONNECTION_CONFIG } from '@whiskeysockets/baileys';
+import { startDoubleDaemon } from '../protocol-double/harness.js';
+
+// Rule (issue "Performance, round 2", item 1, idle CPU): the daemon wakes for keepalives once per
+// tick of its keepalive clock, not once per session: the pings of every session leave on the
+// clock's ticks, so the gaps between the pings WhatsApp receives are whole ticks (or nothing, for
+// pings of one tick). Sessions still ping at their own intervals (25 to 35 s, drawn around Baileys'
+// default), and every session keeps pinging.
+//
+// Baileys' default is lowered to 3 s in this worker only (the product does not expose it): the
+// daemon's clock then ticks every 100 ms, and the sessions draw 2.5 to 3.5 s. With a timer per
+// session (Baileys' own keepalive), a gap lands within 15 ms of a whole tick 30 % of the time: the
+// ~20 gaps below would all do so about once in 10^10 runs.
+DEFAULT_CONNECTION_CONFIG.keepAliveIntervalMs = 3000;
+const TICK_MS = 100;
+const SLACK_MS = 15;
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+test('keepalive pings of all sessions leave on the ticks of one clock, each session at its own interval', async (t) => {
+  const h = await startDoubleDaemon();
+  try {
+    for (let i = 0; i < 6; i++) await h.pairedInstance();
+    const sessions = h.double.live();
+    t.is(sessions.length, 6);
+    const since = performance.now();
+    await sleep(8000);
+    const pings = sessions.flatMap((s, session) => s.received.flatMap((n, i) => (n.attrs.xmlns === 'w:p' && s.receivedAt[i]! > since ? [{ session, at: s.receivedAt[i]! }] : [])));
+    pings.sort((a, b) => a.at - b.at);
+    for (let s = 0; s < sessions.length; s++) {
+      const own = pings.filter((p) => p.session === s).map((p) => p.at);
+      t.true(own.length >= 2, `session ${s} pinged ${own.length} times in 8 s`);
+      for (let i = 1; i < own.length; i++) {
+        const gap = own[i]! - own[i - 1]!;
+        t.true(gap > 2500 - TICK_MS && gap < 3500 + TICK_MS, `session ${s}: ${Math.round(gap)} ms between pings`);
+      }
+    }
+    const gaps = pings.slice(1).map((p, i) => p.at - pings[i]!.at);
+    const offGrid = gaps.filter((g) => {
+      const off = g % TICK_MS;
+      return off > SLACK_MS && off < TICK_MS - SLACK_MS;
+    });
+    t.true(gaps.length >= 10, `${gaps.length} gaps`);
+    t.deepEqual(offGrid.map(Math.round), [], `gaps between pings (ms): ${gaps.map(Math.round).join(', ')}`);
+  } finally {
+    await h.close();
+  }
+});
