@@ -151,3 +151,41 @@ test('creates that wait inside their write (as provisioning does) never drop one
   t.is(check.list().length, 30);
   t.is(store.list().length, 30, 'and in the loaded copy');
 });
+
+// Rule (part 1: never corrupt stored data; issue "Performance, round 2": an update no longer deep-copies
+// every instance): an update that fails, in its own code or at the write, leaves the loaded records
+// exactly as they were, and an update changes no record of the document it copied.
+test('a failed update leaves the loaded records as they were; a good one changes only its copy', async (t) => {
+  const dir = await tempDir();
+  const store = new InstanceStore(dir, new ManualClock(), 30, UNGUARDED);
+  await store.load();
+  const { record } = await store.create({ name: 'before' });
+  const other = (await store.create({ name: 'other' })).record;
+  const loaded = store.get(record.id)!;
+  await t.throwsAsync(
+    store.modify(record.id, (r) => {
+      r.name = 'half-done';
+      throw new Error('refused');
+    }),
+    { message: 'refused' },
+  );
+  t.is(store.get(record.id)!.name, 'before');
+  // The write fails: instances.json is a directory now.
+  const file = join(dir, 'instances.json');
+  const text = await readFile(file, 'utf8');
+  await import('node:fs/promises').then((fs) => fs.rm(file));
+  await mkdir(file);
+  await t.throwsAsync(store.modify(record.id, (r) => (r.name = 'unwritten')));
+  await t.throwsAsync(store.markDeleting(record.id));
+  t.is(store.get(record.id)!.name, 'before');
+  t.falsy(store.getAny(record.id)!.deleting);
+  await import('node:fs/promises').then((fs) => fs.rm(file, { recursive: true }));
+  await writeFile(file, text, { mode: 0o600 });
+  // A good update: the new record replaces the old one, which stays as it was (a reader holding it sees no change).
+  const after = await store.modify(record.id, (r) => (r.name = 'after'));
+  t.is(after.name, 'after');
+  t.is(loaded.name, 'before');
+  t.is(store.get(record.id)!.name, 'after');
+  t.is(store.get(other.id), other, 'records no update touched are the same objects');
+  t.is(JSON.parse(await readFile(file, 'utf8')).instances[record.id].name, 'after');
+});

