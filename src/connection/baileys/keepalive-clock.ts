@@ -1,5 +1,6 @@
 import { DEFAULT_CONNECTION_CONFIG, DisconnectReason, S_WHATSAPP_NET, type BinaryNode } from '@whiskeysockets/baileys';
 import type { Logger } from 'pino';
+import { errorMessage } from '../../domain/errors.js';
 import type { SocketLike } from './options.js';
 
 /**
@@ -118,12 +119,13 @@ export function keepSocketAlive(sock: SocketLike, clock: KeepaliveClock, interva
     }
     if (Date.now() - lastReceived > intervalMs + lostAfterMs) {
       stop();
-      void sock.end(connectionLost());
+      sock.end(connectionLost()).catch((err: unknown) => log.warn({ err: errorMessage(err) }, 'ending a silent socket failed'));
       return;
     }
     if (!ws.isOpen) return;
     const ping: BinaryNode = { tag: 'iq', attrs: { to: S_WHATSAPP_NET, type: 'get', xmlns: 'w:p' }, content: [{ tag: 'ping', attrs: {} }] };
-    query(ping).catch((err: unknown) => log.warn({ err: err instanceof Error ? err.message : String(err) }, 'keepalive ping failed'));
+    // A ping in flight when its socket closes fails with it: only a failure on an open socket is news.
+    query(ping).catch((err: unknown) => (ws.isOpen ? log.warn({ err: errorMessage(err) }, 'keepalive ping failed') : log.debug({ err: errorMessage(err) }, 'keepalive ping ended with its socket')));
   };
   // Baileys emits every frame it receives as `frame`: the raw handshake as bytes, then decrypted stanzas.
   const onFrame = (frame: unknown): void => {
