@@ -6,7 +6,8 @@ const KEEPALIVE_MAX_MS = 35_000;
 import { EventEmitter } from 'node:events';
 import { S_WHATSAPP_NET, type BinaryNode } from '@whiskeysockets/baileys';
 import { pino } from 'pino';
-import { KEEPALIVE_OFF_MS, KeepaliveClock, keepSocketAlive } from '../../src/connection/baileys/keepalive-clock.js';
+import { KEEPALIVE_OFF_MS, KeepaliveClock } from '../../src/connection/baileys/keepalive-clock.js';
+import { keepSocketAlive } from '../../src/connection/baileys/keep-socket-alive.js';
 import type { SocketLike } from '../../src/connection/baileys/options.js';
 import { makeHarness } from './baileys-fake-socket.js';
 

@@ -26,7 +26,8 @@ import { closeCause, closeCode, messageKey, sendOptions, toContent, toJid, withT
 import { CLOSE_CODES, decideOnClose, proxyRefusedCause, retryingReason, unreachableCause } from './reconnect.js';
 import { RecentQuotables, RecentSends } from './recent-sends.js';
 import { keepAliveIntervalMs } from './keepalive.js';
-import { KEEPALIVE_OFF_MS, KeepaliveClock, keepSocketAlive } from './keepalive-clock.js';
+import { KEEPALIVE_OFF_MS, KeepaliveClock } from './keepalive-clock.js';
+import { keepSocketAlive } from './keep-socket-alive.js';
 import { installCurveSign } from './curve-sign.js';
 import { withSharedTransactionStorage } from './shared-async-storage.js';
 import { installCurveVerify } from './curve-verify.js';

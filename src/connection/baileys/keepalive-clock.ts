@@ -1,7 +1,4 @@
-import { DEFAULT_CONNECTION_CONFIG, DisconnectReason, S_WHATSAPP_NET, type BinaryNode } from '@whiskeysockets/baileys';
-import type { Logger } from 'pino';
-import { errorMessage } from '../../domain/errors.js';
-import type { SocketLike } from './options.js';
+import { DEFAULT_CONNECTION_CONFIG } from '@whiskeysockets/baileys';
 
 /**
  * One clock for the keepalives of every session of a daemon: each session still pings WhatsApp at
@@ -16,8 +13,8 @@ import type { SocketLike } from './options.js';
  * all. A tick of 1 s keeps the pings of 1,000 sessions to 33 a second in one turn (a few ms), and
  * 5,000 to 167.
  *
- * Baileys' own keepalive is switched off (KEEPALIVE_OFF_MS) and its two duties are done here, as it
- * does them: a ping (an `iq` of xmlns `w:p`) while the socket is open, and the end of a socket that
+ * Baileys' own keepalive is switched off (KEEPALIVE_OFF_MS) and its two duties are done on this
+ * clock by keep-socket-alive.ts, as it does them: a ping (an `iq` of xmlns `w:p`) while the socket is open, and the end of a socket that
  * received nothing for its interval + 5 s (408, "Connection was lost"; the reconnect policy takes it
  * from there).
  */
@@ -25,18 +22,10 @@ import type { SocketLike } from './options.js';
 /** Baileys' keepAliveIntervalMs when this clock keeps the socket alive: setInterval's longest (24.8 days), never reached. */
 export const KEEPALIVE_OFF_MS = 2 ** 31 - 1;
 
-/** Baileys' margin before a silent server counts as lost (fixed in its socket.js). */
-const LOST_AFTER_MS = 5_000;
-
 interface Beat {
   every: number;
   at: number;
   fire: (tick: number) => void;
-}
-
-/** What Baileys ends a silent socket with: a Boom of 408, read by its status code (outgoing.ts closeCode). */
-function connectionLost(): Error {
-  return Object.assign(new Error('Connection was lost'), { output: { statusCode: DisconnectReason.connectionLost } });
 }
 
 export class KeepaliveClock {
@@ -97,46 +86,4 @@ export class KeepaliveClock {
     // Placed again first: a beat that removes itself (its socket ended) removes its next place.
     for (const beat of slot) beat.fire(this.tick);
   }
-}
-
-/**
- * Keeps one Baileys socket (made with keepAliveIntervalMs = KEEPALIVE_OFF_MS) alive on `clock`.
- * Armed by the first stanza after the handshake (when Baileys would start its own timer); stopped
- * by the returned function, which the caller runs when the socket closes, or by the beat itself
- * once the WebSocket is closed. A socket without a WebSocket client to watch (a test double of the
- * socket) is not kept alive.
- */
-export function keepSocketAlive(sock: SocketLike, clock: KeepaliveClock, intervalMs: number, log: Logger, lostAfterMs: number = LOST_AFTER_MS): () => void {
-  const ws = sock.ws;
-  if (!ws?.on || !ws.off || !sock.query) return () => undefined;
-  const query = sock.query;
-  let lastReceived = Date.now();
-  let stopBeat: (() => void) | null = null;
-  const beat = (): void => {
-    if (ws.isClosed || ws.isClosing) {
-      stop();
-      return;
-    }
-    if (Date.now() - lastReceived > intervalMs + lostAfterMs) {
-      stop();
-      sock.end(connectionLost()).catch((err: unknown) => log.warn({ err: errorMessage(err) }, 'ending a silent socket failed'));
-      return;
-    }
-    if (!ws.isOpen) return;
-    const ping: BinaryNode = { tag: 'iq', attrs: { to: S_WHATSAPP_NET, type: 'get', xmlns: 'w:p' }, content: [{ tag: 'ping', attrs: {} }] };
-    // A ping in flight when its socket closes fails with it: only a failure on an open socket is news.
-    query(ping).catch((err: unknown) => (ws.isOpen ? log.warn({ err: errorMessage(err) }, 'keepalive ping failed') : log.debug({ err: errorMessage(err) }, 'keepalive ping ended with its socket')));
-  };
-  // Baileys emits every frame it receives as `frame`: the raw handshake as bytes, then decrypted stanzas.
-  const onFrame = (frame: unknown): void => {
-    if (frame instanceof Uint8Array) return;
-    lastReceived = Date.now();
-    stopBeat ??= clock.every(intervalMs, beat);
-  };
-  ws.on('frame', onFrame);
-  const stop = (): void => {
-    ws.off!('frame', onFrame);
-    stopBeat?.();
-  };
-  return stop;
 }
