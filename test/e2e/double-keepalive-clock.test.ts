@@ -8,13 +8,15 @@ import { startDoubleDaemon } from '../protocol-double/harness.js';
 // pings of one tick). Sessions still ping at their own intervals (25 to 35 s, drawn around Baileys'
 // default), and every session keeps pinging.
 //
-// Baileys' default is lowered to 3 s in this worker only (the product does not expose it): the
-// daemon's clock then ticks every 100 ms, and the sessions draw 2.5 to 3.5 s. With a timer per
-// session (Baileys' own keepalive), a gap lands within 15 ms of a whole tick 30 % of the time: the
-// ~20 gaps below would all do so about once in 10^10 runs.
-DEFAULT_CONNECTION_CONFIG.keepAliveIntervalMs = 3000;
-const TICK_MS = 100;
-const SLACK_MS = 15;
+// Baileys' default is lowered to 6 s in this worker only (the product does not expose it): the
+// daemon's clock then ticks every 200 ms, and the sessions draw 5 to 7 s. A gap "on the grid" is
+// within 40 ms of a whole number of ticks. With a timer per session (Baileys' own keepalive) a gap is
+// on the grid 40 % of the time, so 80 % or more of the gaps are by chance in 1 % of runs with 10
+// gaps, 0.03 % with the ~15 that 16 s give; with the clock every gap is, but for a ping the machine delayed (a busy CI runner), which
+// spoils two gaps: the 80 % leaves room for that.
+DEFAULT_CONNECTION_CONFIG.keepAliveIntervalMs = 6000;
+const TICK_MS = 200;
+const SLACK_MS = 40;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -25,15 +27,15 @@ test('keepalive pings of all sessions leave on the ticks of one clock, each sess
     const sessions = h.double.live();
     t.is(sessions.length, 6);
     const since = performance.now();
-    await sleep(8000);
+    await sleep(16_000);
     const pings = sessions.flatMap((s, session) => s.received.flatMap((n, i) => (n.attrs.xmlns === 'w:p' && s.receivedAt[i]! > since ? [{ session, at: s.receivedAt[i]! }] : [])));
     pings.sort((a, b) => a.at - b.at);
     for (let s = 0; s < sessions.length; s++) {
       const own = pings.filter((p) => p.session === s).map((p) => p.at);
-      t.true(own.length >= 2, `session ${s} pinged ${own.length} times in 8 s`);
+      t.true(own.length >= 2, `session ${s} pinged ${own.length} times in 16 s`);
       for (let i = 1; i < own.length; i++) {
         const gap = own[i]! - own[i - 1]!;
-        t.true(gap > 2500 - TICK_MS && gap < 3500 + TICK_MS, `session ${s}: ${Math.round(gap)} ms between pings`);
+        t.true(gap > 5000 - TICK_MS && gap < 7000 + TICK_MS, `session ${s}: ${Math.round(gap)} ms between pings`);
       }
     }
     const gaps = pings.slice(1).map((p, i) => p.at - pings[i]!.at);
@@ -42,7 +44,7 @@ test('keepalive pings of all sessions leave on the ticks of one clock, each sess
       return off > SLACK_MS && off < TICK_MS - SLACK_MS;
     });
     t.true(gaps.length >= 10, `${gaps.length} gaps`);
-    t.deepEqual(offGrid.map(Math.round), [], `gaps between pings (ms): ${gaps.map(Math.round).join(', ')}`);
+    t.true(offGrid.length <= gaps.length * 0.2, `${offGrid.length} of ${gaps.length} gaps off the grid; gaps between pings (ms): ${gaps.map(Math.round).join(', ')}`);
   } finally {
     await h.close();
   }

@@ -78,6 +78,26 @@ test('the clock fires each session at its own interval, all of them on its ticks
   t.is(fired.length, before, 'nothing fires once stopped');
 });
 
+test('a blocked event loop: the ticks it missed fire once it is free, and later ticks keep to the grid', async (t) => {
+  const clock = new KeepaliveClock(20);
+  const ticks: number[] = [];
+  const at: number[] = [];
+  const t0 = performance.now();
+  const stop = clock.every(20, (tick) => {
+    ticks.push(tick);
+    at.push(performance.now());
+  });
+  await waitUntil(() => ticks.length >= 3);
+  const end = performance.now() + 200;
+  while (performance.now() < end); // the event loop blocked for 200 ms (10 ticks)
+  await waitUntil(() => ticks.length >= 20);
+  stop();
+  t.deepEqual(ticks, ticks.map((_, i) => i + 1), 'every tick ran, none twice');
+  for (const [i, tick] of ticks.entries()) t.true(at[i]! - t0 >= tick * 20 - 2, `tick ${tick} at ${Math.round(at[i]! - t0)} ms`);
+  // A timer rescheduled from each late run (setInterval) would be 200 ms behind by now.
+  t.true(at.at(-1)! - t0 < ticks.at(-1)! * 20 + 120, `tick ${ticks.at(-1)} at ${Math.round(at.at(-1)! - t0)} ms`);
+});
+
 test('a beat that stops itself, or another, is not fired again', async (t) => {
   const clock = new KeepaliveClock(5);
   let a = 0;

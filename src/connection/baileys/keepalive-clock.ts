@@ -35,6 +35,9 @@ export class KeepaliveClock {
   private readonly due = new Map<number, Set<Beat>>();
   private size = 0;
   private timer: NodeJS.Timeout | null = null;
+  /** When tick 0 was (performance.now()): tick n is due at startedAt + n * tickMs, so late timers do not add up. */
+  private startedAt = 0;
+  private ticking = false;
 
   constructor(tickMs: number = Math.min(1_000, Math.max(5, Math.round(DEFAULT_CONNECTION_CONFIG.keepAliveIntervalMs / 30)))) {
     this.tickMs = tickMs;
@@ -51,7 +54,11 @@ export class KeepaliveClock {
     const beat: Beat = { every, at: this.tick + every, fire };
     this.place(beat);
     this.size += 1;
-    this.timer ??= setInterval(() => this.onTick(), this.tickMs).unref();
+    if (this.timer === null && !this.ticking) {
+      // Stopped while nobody was on it: the ticks go on from now.
+      this.startedAt = performance.now() - this.tick * this.tickMs;
+      this.schedule();
+    }
     let removed = false;
     return () => {
       if (removed) return;
@@ -59,7 +66,7 @@ export class KeepaliveClock {
       this.due.get(beat.at)?.delete(beat);
       this.size -= 1;
       if (this.size === 0 && this.timer) {
-        clearInterval(this.timer);
+        clearTimeout(this.timer);
         this.timer = null;
       }
     };
@@ -74,7 +81,25 @@ export class KeepaliveClock {
     slot.add(beat);
   }
 
-  private onTick(): void {
+  private schedule(): void {
+    const next = this.startedAt + (this.tick + 1) * this.tickMs;
+    this.timer = setTimeout(() => this.onTimer(), Math.max(0, next - performance.now())).unref();
+  }
+
+  /** Runs every tick that is due (more than one after a blocked event loop), then waits for the next. */
+  private onTimer(): void {
+    this.timer = null;
+    this.ticking = true;
+    try {
+      const due = Math.floor((performance.now() - this.startedAt) / this.tickMs);
+      while (this.tick < due && this.size > 0) this.advance();
+    } finally {
+      this.ticking = false;
+    }
+    if (this.size > 0) this.schedule();
+  }
+
+  private advance(): void {
     this.tick += 1;
     const slot = this.due.get(this.tick);
     if (!slot) return;
