@@ -10,6 +10,7 @@ import { KEEPALIVE_OFF_MS, KeepaliveClock } from '../../src/connection/baileys/k
 import { keepSocketAlive } from '../../src/connection/baileys/keep-socket-alive.js';
 import type { SocketLike } from '../../src/connection/baileys/options.js';
 import { makeHarness } from './baileys-fake-socket.js';
+import { waitFor } from '../helpers/daemon.js';
 
 // Rule (issue "Performance, round 2", item 3): sessions that log in together do not ping WhatsApp
 // in the same second forever: each draws its keepalive interval in [25 s, 35 s] (Baileys' 30 s, a
@@ -46,20 +47,13 @@ test("the connection switches Baileys' own keepalive off on every socket: the da
 // clock, so the pings that fall due within one tick leave in one wake-up of the daemon.
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-async function waitUntil(ok: () => boolean, ms = 5000): Promise<void> {
-  const until = Date.now() + ms;
-  while (!ok()) {
-    if (Date.now() > until) throw new Error('condition not met in time');
-    await sleep(5);
-  }
-}
 
 test('the clock fires each session at its own interval, all of them on its ticks', async (t) => {
   const clock = new KeepaliveClock(10);
   const fired: Array<{ session: number; tick: number }> = [];
   const stops = [30, 40, 50, 60, 45].map((ms, session) => clock.every(ms, (tick) => fired.push({ session, tick })));
   // Counted in ticks, not waited out in ms: a busy machine makes the ticks late, not fewer.
-  await waitUntil(() => fired.filter((f) => f.session === 3).length >= 3, 20_000);
+  await waitFor(() => fired.filter((f) => f.session === 3).length >= 3, 20_000, 'three beats of the 6-tick session');
   for (const stop of stops) stop();
   t.is(clock.sessions, 0);
   // Each session: one beat per interval (rounded to ticks: 45 ms is 5 ticks), on ticks only.
@@ -87,10 +81,10 @@ test('a blocked event loop: the ticks it missed fire once it is free, and later 
     ticks.push(tick);
     at.push(performance.now());
   });
-  await waitUntil(() => ticks.length >= 3);
+  await waitFor(() => ticks.length >= 3, 10_000, 'three ticks');
   const end = performance.now() + 200;
   while (performance.now() < end); // the event loop blocked for 200 ms (10 ticks)
-  await waitUntil(() => ticks.length >= 20);
+  await waitFor(() => ticks.length >= 20, 10_000, 'twenty ticks');
   stop();
   t.deepEqual(ticks, ticks.map((_, i) => i + 1), 'every tick ran, none twice');
   for (const [i, tick] of ticks.entries()) t.true(at[i]! - t0 >= tick * 20 - 2, `tick ${tick} at ${Math.round(at[i]! - t0)} ms`);
@@ -145,7 +139,7 @@ test('a socket is pinged (iq w:p) from its first stanza after the handshake, not
   t.is(f.pings.length, 0);
   t.is(clock.sessions, 0);
   f.ws.emit('frame', stanza);
-  await waitUntil(() => f.pings.length >= 2);
+  await waitFor(() => f.pings.length >= 2, 10_000, 'two pings');
   t.true(f.pings.length >= 2, `${f.pings.length} pings`);
   t.like(f.pings[0], { tag: 'iq', attrs: { xmlns: 'w:p', type: 'get', to: S_WHATSAPP_NET } });
   stop();
@@ -158,7 +152,7 @@ test('a socket that received nothing for its interval + the margin is ended with
   const silent = fakeSocket();
   keepSocketAlive(silent.sock, clock, 20, log, 30);
   silent.ws.emit('frame', stanza);
-  await waitUntil(() => silent.ended.length > 0);
+  await waitFor(() => silent.ended.length > 0, 10_000, 'the silent socket ended');
   t.is(silent.ended.length, 1);
   t.is((silent.ended[0] as Error & { output: { statusCode: number } }).output.statusCode, 408);
   t.is(clock.sessions, 0, 'the ended socket left the clock');
@@ -172,7 +166,7 @@ test('a socket that received nothing for its interval + the margin is ended with
   clearInterval(chatter);
   t.is(talking.ended.length, 0, 'frames keep it alive');
   talking.ws.isClosed = true;
-  await waitUntil(() => clock.sessions === 0);
+  await waitFor(() => clock.sessions === 0, 10_000, 'the closed socket off the clock');
   t.is(clock.sessions, 0, 'a closed WebSocket left the clock');
   t.is(talking.ended.length, 0);
 });

@@ -14,9 +14,9 @@ import { DEFAULT_CONNECTION_CONFIG } from '@whiskeysockets/baileys';
  * 5,000 to 167.
  *
  * Baileys' own keepalive is switched off (KEEPALIVE_OFF_MS) and its two duties are done on this
- * clock by keep-socket-alive.ts, as it does them: a ping (an `iq` of xmlns `w:p`) while the socket is open, and the end of a socket that
- * received nothing for its interval + 5 s (408, "Connection was lost"; the reconnect policy takes it
- * from there).
+ * clock by keep-socket-alive.ts, as Baileys does them: a ping (an `iq` of xmlns `w:p`) while the
+ * socket is open, and the end of a socket that received nothing for its interval + 5 s (408,
+ * "Connection was lost"; the reconnect policy takes it from there).
  */
 
 /** Baileys' keepAliveIntervalMs when this clock keeps the socket alive: setInterval's longest (24.8 days), never reached. */

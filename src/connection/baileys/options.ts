@@ -48,7 +48,7 @@ export type SocketLike = Pick<
     };
     /**
      * Baileys' WebSocket client (an EventEmitter): its pending queries wait on `TAG:<id>` events; raw
-     * stanzas arrive as `CB:<tag>`, every frame as `frame` (keepalive-clock.ts watches those).
+     * stanzas arrive as `CB:<tag>`, every frame as `frame` (keep-socket-alive.ts watches those).
      */
     readonly ws?: Pick<WASocket['ws'], 'eventNames' | 'emit'> & Partial<Pick<WASocket['ws'], 'on' | 'off' | 'isOpen' | 'isClosed' | 'isClosing'>>;
   };
