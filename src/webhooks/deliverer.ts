@@ -13,7 +13,7 @@ import { admits } from './chat-filters.js';
 import { sendableHeaders } from './custom-headers.js';
 import { instanceShare, pickFair, type DueHeads } from './fair-share.js';
 import { guardedLookup } from './guarded-lookup.js';
-import { postWebhook, type PostResult } from './http-post.js';
+import { AttemptAbort, postWebhook, type PostResult } from './http-post.js';
 import type { InstanceQueue, PendingDelivery } from './instance-queue.js';
 import { Outbox } from './outbox.js';
 import { webhookHeaders } from './signing.js';
@@ -307,8 +307,9 @@ export class WebhookDeliverer implements EventConsumer {
     const { settings } = this.options;
     const webhook = instance.webhook;
     if (!webhook) return { ok: false, status: null, error: 'the instance has no webhook URL now', logError: 'the instance has no webhook URL now', bodyBytes: null, aborted: false };
+    let url: URL;
     try {
-      await checkWebhookUrl(webhook.url, settings.allowPrivateTargets, this.options.resolver);
+      url = await checkWebhookUrl(webhook.url, settings.allowPrivateTargets, this.options.resolver);
     } catch (err) {
       const error = `refused by the webhook target policy: ${errorMessage(err)}`;
       return { ok: false, status: null, error, logError: error, bodyBytes: null, aborted: false };
@@ -316,16 +317,16 @@ export class WebhookDeliverer implements EventConsumer {
     const body = JSON.stringify({ type: event.type, timestamp: event.timestamp, instanceId: event.instanceId, data: event.data });
     // The custom headers stored now, not when the event was queued: a rotated token applies at once.
     const headers = webhookHeaders({ id, timestampSeconds: Math.floor(now / 1000), body, secret: webhook.secret, userAgent: this.options.userAgent, custom: sendableHeaders(webhook.headers) });
-    const abort = new AbortController();
+    const abort = new AttemptAbort();
     d.abort = abort;
     const result = await postWebhook({
-      url: webhook.url,
+      url,
       body,
       headers,
       timeoutMs: settings.timeoutMs,
       lookup: this.lookup,
       agents: this.agents,
-      signal: abort.signal,
+      abort,
     });
     // A path or query may carry a token: errors name the origin only.
     if (!result.ok) {

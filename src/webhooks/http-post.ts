@@ -5,14 +5,39 @@ import type { LookupFunction } from 'node:net';
 /** How much of a non-2xx answer is read for the error message; the rest is never downloaded. */
 export const RESPONSE_PEEK_BYTES = 2048;
 
+/**
+ * Stops one attempt in flight (the daemon stopping, the instance deleted). Not an AbortSignal:
+ * handing http.request a signal adds abort listeners to each request and removes them after, which
+ * with the AbortController itself was ~3 % of the daemon's CPU while it delivered a burst of
+ * webhooks (`BENCH_ONLY=webhooks BENCH_NODE_ARGS=--cpu-prof`, 2026-11-29).
+ */
+export class AttemptAbort {
+  aborted = false;
+  private hook: (() => void) | null = null;
+
+  abort(): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    const hook = this.hook;
+    this.hook = null;
+    hook?.();
+  }
+
+  /** What abort() does to the attempt (one at a time: the attempt in flight). */
+  onAbort(hook: (() => void) | null): void {
+    this.hook = hook;
+  }
+}
+
 export interface PostInput {
-  url: string;
+  /** The target, parsed (checkWebhookUrl's result) or as stored. */
+  url: URL | string;
   body: string;
   headers: Record<string, string>;
   timeoutMs: number;
   lookup: LookupFunction;
   agents: { http: HttpAgent; https: HttpsAgent };
-  signal: AbortSignal;
+  abort: AttemptAbort;
 }
 
 /**
@@ -54,12 +79,12 @@ export function postWebhook(input: PostInput): Promise<PostResult> {
   return new Promise((resolve) => {
     let target: URL;
     try {
-      target = new URL(input.url);
+      target = typeof input.url === 'string' ? new URL(input.url) : input.url;
     } catch {
       resolve(failure('the webhook URL is not a valid URL'));
       return;
     }
-    if (input.signal.aborted) {
+    if (input.abort.aborted) {
       resolve(failure('aborted: daemon shutting down', null, true));
       return;
     }
@@ -75,6 +100,7 @@ export function postWebhook(input: PostInput): Promise<PostResult> {
     const finish = (result: PostResult, keepSocket = false): void => {
       if (settled) return;
       settled = true;
+      if (!keepSocket) input.abort.onAbort(null);
       resolve(result);
       // A short 2xx body is read to its end so the keep-alive socket can be reused; anything
       // else (errors, big bodies, a timeout) is cut off.
@@ -103,13 +129,16 @@ export function postWebhook(input: PostInput): Promise<PostResult> {
         headers: { ...input.headers, 'content-length': String(body.length) },
         agent: secure ? input.agents.https : input.agents.http,
         lookup: input.lookup,
-        signal: input.signal,
       });
     } catch (err) {
       clearTimeout(timer);
       resolve(failure(describeError(err)));
       return;
     }
+    input.abort.onAbort(() => {
+      if (settled) finishSocket();
+      else finish(failure('aborted: daemon shutting down', null, true));
+    });
 
     req.on('response', (res: IncomingMessage) => {
       status = res.statusCode ?? 0;
@@ -126,14 +155,18 @@ export function postWebhook(input: PostInput): Promise<PostResult> {
         if (size >= RESPONSE_PEEK_BYTES) failWithBody();
       });
       res.on('end', () => {
-        if (settled) clearTimeout(timer);
-        else failWithBody();
+        if (!settled) failWithBody();
+        else {
+          input.abort.onAbort(null);
+          clearTimeout(timer);
+        }
       });
       res.on('error', () => (settled ? finishSocket() : failWithBody()));
       if (ok) finish({ ok: true, status }, true);
       else if (status >= 300 && status < 400) failWithBody();
     });
     const finishSocket = (): void => {
+      input.abort.onAbort(null);
       clearTimeout(timer);
       req.destroy();
     };
@@ -143,7 +176,7 @@ export function postWebhook(input: PostInput): Promise<PostResult> {
         failWithBody();
         return;
       }
-      const aborted = input.signal.aborted;
+      const aborted = input.abort.aborted;
       finish(failure(aborted ? 'aborted: daemon shutting down' : describeError(err), null, aborted));
     });
     req.end(body);

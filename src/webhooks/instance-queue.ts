@@ -1,4 +1,5 @@
 import type { GatewayEvent } from '../events/types.js';
+import type { AttemptAbort } from './http-post.js';
 import type { DeliveryState } from '../storage/ports/outbox.js';
 
 /** What the scheduler keeps in memory per pending delivery: its state (the body stays in the store, and a new one's in memory until its first attempt). */
@@ -13,7 +14,7 @@ export interface PendingDelivery {
   /** False until the store has it durably; a lane never moves past a delivery that is not durable yet. */
   durable: boolean;
   inFlight: boolean;
-  abort: AbortController | null;
+  abort: AttemptAbort | null;
   /** A test event: asked for now, so attempted before the instance's other due deliveries. */
   readonly urgent: boolean;
   /**

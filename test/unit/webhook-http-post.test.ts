@@ -3,7 +3,7 @@ import { Agent as HttpsAgent } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import test from 'ava';
 import { guardedLookup } from '../../src/webhooks/guarded-lookup.js';
-import { postWebhook, RESPONSE_PEEK_BYTES, type PostInput } from '../../src/webhooks/http-post.js';
+import { AttemptAbort, postWebhook, RESPONSE_PEEK_BYTES, type PostInput } from '../../src/webhooks/http-post.js';
 
 // Rule: one webhook attempt over real HTTP: the body and headers arrive as sent, a 2xx is a
 // success whatever its body, anything else is a failure with a short reason, the whole exchange is
@@ -32,7 +32,7 @@ function input(url: string, overrides: Partial<PostInput> = {}): PostInput {
     timeoutMs: 2000,
     lookup: guardedLookup(async (host) => [host], true),
     agents: agents(),
-    signal: new AbortController().signal,
+    abort: new AttemptAbort(),
     ...overrides,
   };
 }
@@ -87,6 +87,14 @@ test('a 2xx with a large or stalled body is still a success, and the socket is l
     const cut = Date.now();
     await closed();
     t.true(Date.now() - cut < 2000, 'the big body was cut off');
+    // Aborted while the rest of a 2xx body stalls: a success, and the connection is cut at once.
+    sockets.clear();
+    const abort = new AttemptAbort();
+    t.deepEqual(await postWebhook(input(`${base}/stall`, { timeoutMs: 60_000, abort })), { ok: true, status: 200 });
+    const aborted = Date.now();
+    abort.abort();
+    await closed();
+    t.true(Date.now() - aborted < 2000, 'the stalled connection was cut by the abort, not the 60 s timeout');
   } finally {
     await close(server);
   }
@@ -122,10 +130,12 @@ test('errors: a 500 with its body cut short, a redirect not followed, no answer 
     const refused = await postWebhook(input('http://127.0.0.1:9/hook'));
     t.true(!refused.ok && refused.status === null && /^ECONNREFUSED: /.test(refused.error), JSON.stringify(refused));
 
-    const abort = new AbortController();
-    const pending = postWebhook(input(`${base}/slow`, { signal: abort.signal }));
+    const abort = new AttemptAbort();
+    const pending = postWebhook(input(`${base}/slow`, { abort }));
     setTimeout(() => abort.abort(), 50);
     t.deepEqual(await pending, { ok: false, status: null, error: 'aborted: daemon shutting down', logError: 'aborted: daemon shutting down', bodyBytes: null, aborted: true });
+    // Aborted before it starts: nothing is sent.
+    t.deepEqual(await postWebhook(input(`${base}/slow`, { abort })), { ok: false, status: null, error: 'aborted: daemon shutting down', logError: 'aborted: daemon shutting down', bodyBytes: null, aborted: true });
 
     const guarded = await postWebhook(input(`http://hooks.example.test:${new URL(base).port}/hook`, { lookup: guardedLookup(async () => ['127.0.0.1'], false) }));
     t.true(!guarded.ok && /hooks\.example\.test resolves to a loopback\/private address/.test(guarded.error), JSON.stringify(guarded));
