@@ -11,6 +11,7 @@ import type { BlockedContact, ChatChange, ContactInfo, LabelInfo, ProfileInfo } 
 import { AccountBook } from './account-book.js';
 import { BaileysContacts } from './contacts.js';
 import { attachAccountEvents } from './contacts-events.js';
+import { makeSignalRepository } from './lid-mapping-cache.js';
 import { BoundedMap } from './lru.js';
 import { downloadReceivedMedia } from './media-download.js';
 import { AuthStateCorruptError, type AuthStore } from './auth-state.js';
@@ -505,6 +506,8 @@ export class BaileysConnection implements Connection {
       getMessage: async (key) => this.recent.lookup(key),
       // Kept alive on the daemon's keepalive clock instead (keepalive-clock.ts), at this.keepAliveMs.
       keepAliveIntervalMs: KEEPALIVE_OFF_MS,
+      // LID mappings in a bounded cache without a timer each (lid-mapping-cache.ts).
+      makeSignalRepository,
     };
     if (route) {
       // The WebSocket and media uploads take the agent; fetch() (downloads, history and app-state blobs) the dispatcher.
