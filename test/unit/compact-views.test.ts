@@ -13,7 +13,8 @@ import { silent } from './baileys-fake-socket.js';
 // Baileys stores each app-state valueMac as `blob.subarray(-32)` of the downloaded snapshot; the
 // key store copies such views out. The rule: same bytes, a small buffer of their own, small buffers
 // left as they are. A slab of Node's Buffer pool is copied out of too: on Node 22 and later a slab
-// is 64 KiB, and a few kept keys held whole slabs (external after pairing, see compact-views.ts).
+// is 64 KiB, and a few kept keys held whole slabs (external after pairing, see compact-views.ts);
+// so is any view whose buffer holds 1 KiB or more besides it (sender keys held 8 KiB slabs on Node 20).
 
 test('views into a large buffer or a pool slab are copied out, together, with the same bytes; small buffers stay', (t) => {
   const blob = randomBytes(100 * 1024);
@@ -40,6 +41,11 @@ test('views into a large buffer or a pool slab are copied out, together, with th
   const top = blob.subarray(0, 32);
   t.not(compactViews(top), top, 'a value that is itself a view is copied');
   t.deepEqual(compactViews(top), top);
+  t.is(compactViews(top).buffer.byteLength, 32, 'into a buffer of its own, not a pool slab');
+  // Baileys' sender keys: a value that is itself a small Buffer from the pool (their JSON).
+  const senderKey = Buffer.from(JSON.stringify({ senderKeyStates: [{ senderKeyId: 1 }] }));
+  t.is(senderKey.buffer.byteLength, Buffer.poolSize, 'a view into a slab of the Buffer pool');
+  t.is(compactViews(senderKey).buffer.byteLength, senderKey.byteLength, 'copied out of the slab');
   const plain = new Uint8Array(blob.buffer, blob.byteOffset + 64, 32);
   const plainCopy = compactViews(plain);
   t.false(plainCopy instanceof Buffer, 'a Uint8Array stays a Uint8Array at the top too');
@@ -48,6 +54,15 @@ test('views into a large buffer or a pool slab are copied out, together, with th
   const twice = compactViews({ a: shared, b: [shared] });
   t.is(twice.a, twice.b[0]!, 'a view held twice is copied once');
   t.is(twice.a.buffer.byteLength, 32);
+  // A large part of a pool slab (Baileys' sender keys: their JSON in a Buffer) is copied out too;
+  // a view whose buffer holds less than 1 KiB besides it stays.
+  const slab = Buffer.allocUnsafeSlow(8192);
+  const big = slab.subarray(0, 3000);
+  const bigCopy = compactViews({ k: big }).k;
+  t.is(bigCopy.buffer.byteLength, 3000, 'copied out of an 8 KiB slab');
+  t.deepEqual(bigCopy, big);
+  const snug = Buffer.allocUnsafeSlow(1200).subarray(0, 400);
+  t.is(compactViews({ k: snug }).k, snug, '800 bytes besides it: left alone');
 });
 
 test("the key store keeps app-state versions without the snapshot they were decoded from", async (t) => {

@@ -10,18 +10,23 @@
  * account held ~190 KB of such buffers (`external` after pairing 237 MiB for 1,000 sessions, 46
  * MiB for the same sessions read back after a restart).
  *
- * A view is copied when its buffer is at least 1 KiB and four times the view. That includes a slab
- * of Node's Buffer pool (`Buffer.poolSize`: 8 KiB on Node 20, 64 KiB on Node 22 and later), which
- * was left alone until the sessions bench on Node 24 showed `external` after pairing at 3.7 times
- * Node 20's: keys kept for the session each held a 64 KiB slab that frames and parsing had filled
- * and let go. Copied out, 200 sessions paired on Node 24 held 77.9 MiB external instead of 119.8
- * (`BENCH_ONLY=sessions BENCH_SESSIONS=200 BENCH_SESSIONS_CURVE=200 BENCH_SESSIONS_BUSY=0
- * BENCH_PAIRING_SEND_RATE=0 scripts/with-node.sh 24 npm run bench`). All copies of one call share
+ * A view is copied when its buffer holds at least 1 KiB besides it. That includes a slab of Node's
+ * Buffer pool (`Buffer.poolSize`: 8 KiB on Node 20, 64 KiB on Node 22 and later): keys kept for the
+ * session each held a slab that frames and parsing had filled and let go. On Node 24 that made
+ * `external` after pairing 3.7 times Node 20's; copied out, 200 sessions paired on Node 24 held
+ * 77.9 MiB external instead of 119.8 (`BENCH_ONLY=sessions BENCH_SESSIONS=200
+ * BENCH_SESSIONS_CURVE=200 BENCH_SESSIONS_BUSY=0 BENCH_PAIRING_SEND_RATE=0 scripts/with-node.sh 24
+ * npm run bench`). A heap snapshot of 200 paired sessions on Node 20 (2026-11-29) found Baileys'
+ * sender keys (their JSON in a Buffer) each still holding a whole 8 KiB slab: a value that is itself
+ * a view was copied with Buffer.from(), which put the copy in a pool slab again (15.3 MiB for 1,834
+ * of them, 2.9 MiB for the same keys read back after a restart). Copies are unpooled now; and the
+ * rule, "four times the view" before, also copies a 3 KB view out of an 8 KiB slab. All copies of one call share
  * one new buffer of their own (so the views of our own earlier copies are copied again, together
  * with what is new, and the earlier home goes). The value is changed in place (the same bytes, in a
  * smaller home) and returned.
  */
-const MIN_BACKING = 1024;
+/** Bytes a view's buffer holds besides the view from which it is copied out. */
+const MIN_WASTE = 1024;
 
 interface Found {
   holder: Record<string | number, unknown>;
@@ -30,8 +35,7 @@ interface Found {
 }
 
 function wasteful(view: Uint8Array): boolean {
-  const backing = view.buffer.byteLength;
-  return backing >= MIN_BACKING && backing >= view.byteLength * 4;
+  return view.buffer.byteLength - view.byteLength >= MIN_WASTE;
 }
 
 function collect(value: unknown, holder: Record<string | number, unknown> | null, key: string | number, found: Found[], depth: number): void {
@@ -51,7 +55,9 @@ function collect(value: unknown, holder: Record<string | number, unknown> | null
 export function compactViews<T>(value: T): T {
   if (value instanceof Uint8Array) {
     if (!wasteful(value)) return value;
-    const copy = Buffer.from(value);
+    // Unpooled, as below: Buffer.from() would put a small copy in a pool slab again.
+    const copy = Buffer.allocUnsafeSlow(value.byteLength);
+    copy.set(value);
     return (value instanceof Buffer ? copy : new Uint8Array(copy.buffer, copy.byteOffset, copy.byteLength)) as T;
   }
   const found: Found[] = [];
