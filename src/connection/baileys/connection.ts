@@ -13,6 +13,7 @@ import { BaileysContacts } from './contacts.js';
 import { attachAccountEvents } from './contacts-events.js';
 import { makeSignalRepository } from './lid-mapping-cache.js';
 import { BoundedMap } from './lru.js';
+import { socketCaches } from './ttl-cache.js';
 import { downloadReceivedMedia } from './media-download.js';
 import { AuthStateCorruptError, type AuthStore } from './auth-state.js';
 import { InboundQueue } from './inbound.js';
@@ -508,6 +509,8 @@ export class BaileysConnection implements Connection {
       keepAliveIntervalMs: KEEPALIVE_OFF_MS,
       // LID mappings in a bounded cache without a timer each (lid-mapping-cache.ts).
       makeSignalRepository,
+      // Caches without a sweeping timer each (ttl-cache.ts); new ones per socket, as Baileys' own.
+      ...socketCaches(),
     };
     if (route) {
       // The WebSocket and media uploads take the agent; fetch() (downloads, history and app-state blobs) the dispatcher.
