@@ -1,9 +1,11 @@
 import '../protocol-double/preload.js';
 import test from 'ava';
+import { createHook } from 'node:async_hooks';
 import { Writable } from 'node:stream';
 import {
   DEFAULT_CONNECTION_CONFIG,
   initAuthCreds,
+  jidNormalizedUser,
   makeWASocket,
   type AuthenticationCreds,
   type BaileysEventMap,
@@ -19,15 +21,23 @@ import { addressBook, REALISTIC_ACCOUNT } from '../protocol-double/account-data.
 import { cdnDispatcher } from '../protocol-double/cdn.mjs';
 import { memoryKeys } from '../protocol-double/keys.js';
 import { waitFor } from '../helpers/daemon.js';
+import { boundedSignalRepository } from '../../src/connection/baileys/lid-mapping-cache.js';
+import { BoundedMap } from '../../src/connection/baileys/lru.js';
 
 // A realistic account (accountData: 'realistic') through bare Baileys: the phone's app-state key
 // share, history syncs of 200 chats / 2,000 messages (inline bootstrap, RECENT and PUSH_NAME as
 // encrypted blobs fetched from "mmg.whatsapp.net", i.e. the double's media host through
 // cdnDispatcher), app-state snapshots and patches for every collection, and the first messages of
 // members in 5 groups. Baileys must take all of it without a MAC or decryption failure.
+//
+// Baileys runs with the signal repository the gateway gives it (lid-mapping-cache.ts), its LID
+// cache bounded here to LID_BOUND entries, below the account's 600: every mapping still resolves
+// both ways (from the key store past the bound), and no lru-cache purge timer is armed for them
+// (Baileys' own repository armed 1,251 in this sync: one per entry, again at every read).
 
 // Baileys never clears the timers of queries pending when a socket ends (60 s by default).
 DEFAULT_CONNECTION_CONFIG.defaultQueryTimeoutMs = 5000;
+const LID_BOUND = 100;
 
 interface Client {
   sock: WASocket;
@@ -59,6 +69,7 @@ async function connect(double: ProtocolDouble, creds: AuthenticationCreds, keys:
     logger,
     waWebSocketUrl: double.url,
     markOnlineOnConnect: false,
+    makeSignalRepository: boundedSignalRepository(LID_BOUND),
     // Off by default in Baileys (the gateway leaves it off): here every value, index, snapshot and patch MAC is checked.
     appStateMacVerification: { patch: true, snapshot: true },
     options: { dispatcher: await cdnDispatcher(double.media.hostname) } as RequestInit,
@@ -80,6 +91,14 @@ const close = async (c: Client) => {
 };
 
 test('a realistic account: history, contacts, LID mappings, app state with verified MACs, group sender keys', async (t) => {
+  // lru-cache's purge timers: one per entry, armed for the entry's TTL (Baileys': 3 days).
+  let purgeTimers = 0;
+  const hook = createHook({
+    init(_id, type, _trigger, resource) {
+      if (type === 'Timeout' && ((resource as { _idleTimeout?: number })._idleTimeout ?? 0) > 86_400_000) purgeTimers += 1;
+    },
+  }).enable();
+  t.teardown(() => hook.disable());
   const double = await ProtocolDouble.start({ accountData: 'realistic' });
   const creds = initAuthCreds();
   const store = memoryKeys();
@@ -118,9 +137,18 @@ test('a realistic account: history, contacts, LID mappings, app state with verif
 
     // LID mappings stored for the whole address book (history + contacts).
     const lidMapping = c.sock.signalRepository.lidMapping;
-    for (const b of [book[0]!, book[150]!, book[299]!]) t.is(await lidMapping.getLIDForPN(b.jid), b.lid);
     const mappings = await store.get('lid-mapping', book.map((b) => b.phone));
     t.is(Object.keys(mappings).length, book.length);
+    // Every one, both ways, through the gateway's bounded cache (the rest from the key store).
+    for (const b of book) {
+      t.is(await lidMapping.getLIDForPN(b.jid), b.lid, b.jid);
+      // Baileys answers with the device (`:0`) of the LID asked for.
+      t.is(jidNormalizedUser((await lidMapping.getPNForLID(b.lid)) ?? ''), b.jid, b.lid);
+    }
+    const cache = (lidMapping as unknown as { mappingCache: unknown }).mappingCache;
+    t.true(cache instanceof BoundedMap, 'the gateway’s cache is in place');
+    t.true((cache as BoundedMap<string, string>).size <= LID_BOUND, `cache holds ${(cache as BoundedMap<string, string>).size}`);
+    t.true(purgeTimers < 20, `${purgeTimers} lru-cache purge timers armed`);
 
     // App state: each collection at the double's final version with the same LT hash (every MAC
     // Baileys checked matched, or it would have skipped records and diverged), chat settings applied.

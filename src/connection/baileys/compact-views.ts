@@ -20,10 +20,10 @@
  * sender keys (their JSON in a Buffer) each still holding a whole 8 KiB slab: a value that is itself
  * a view was copied with Buffer.from(), which put the copy in a pool slab again (15.3 MiB for 1,834
  * of them, 2.9 MiB for the same keys read back after a restart). Copies are unpooled now; and the
- * rule, "four times the view" before, also copies a 3 KB view out of an 8 KiB slab. All copies of one call share
- * one new buffer of their own (so the views of our own earlier copies are copied again, together
- * with what is new, and the earlier home goes). The value is changed in place (the same bytes, in a
- * smaller home) and returned.
+ * rule, "four times the view" before, also copies a 3 KB view out of an 8 KiB slab. All copies of
+ * one call share one new buffer of their own (so the views of our own earlier copies are copied
+ * again, together with what is new, and the earlier home goes). The value is changed in place (the
+ * same bytes, in a smaller home) and returned.
  */
 /** Bytes a view's buffer holds besides the view from which it is copied out. */
 const MIN_WASTE = 1024;

@@ -31,8 +31,9 @@ function isMappingCache(value: unknown): value is MappingCache {
  * all of it traced by every full garbage collection. With this cache the same daemon's heap after
  * pairing was 183.9 MiB instead of 222.7, its RSS 371.1 MiB instead of 449.9 (`BENCH_SESSIONS=200
  * BENCH_SESSIONS_CURVE=200 BENCH_SESSIONS_ROUNDS=1 BENCH_PAIRING_SEND_RATE=0
- * BENCH_SESSIONS_BUSY=0 node --import=tsx bench/sessions.ts`). A mapping does not go stale (the key store keeps them for good and Baileys writes through this
- * cache), so a size bound replaces the TTL.
+ * BENCH_SESSIONS_BUSY=0 node --import=tsx bench/sessions.ts`). A mapping does not go stale (the
+ * key store keeps them for good and Baileys writes through this cache), so a size bound replaces
+ * the TTL.
  */
 export function boundedSignalRepository(entries: number): SocketConfig['makeSignalRepository'] {
   return (auth, logger, pnToLID) => {

@@ -11,12 +11,13 @@ interface Entry {
  * A cache for one Baileys socket whose entries expire `ttlMs` after they were set, without a timer.
  *
  * Baileys makes each socket five NodeCaches, four of them only when it is given none, and each
- * NodeCache runs its own 10-minute interval to sweep itself: 5,000 sessions woke the daemon 42
- * times a second for that alone (8 with these four given), and each wake-up from idle costs far
- * more than its work on these machines (see keepalive-clock.ts). Here every entry has the same lifetime, so the order of insertion (a set
- * moves the key to the end) is the order of expiry: a set drops the expired entries at the front,
- * a get ignores an expired one, and `capacity` bounds what a busy session keeps meanwhile. Values
- * are kept as given (NodeCache's `useClones: false`, as Baileys sets it).
+ * NodeCache runs its own 10-minute interval to sweep itself: 5,000 sessions wake the daemon ~42
+ * times a second for that alone (~8 with these four given; computed from the count), and each
+ * wake-up from idle costs far more than its work on these machines (see keepalive-clock.ts). Here
+ * every entry has the same lifetime, so the order of insertion (a set moves the key to the end) is
+ * the order of expiry: a set drops the expired entries at the front, a get ignores an expired one,
+ * and `capacity` bounds what a busy session keeps meanwhile. Values are kept as given (NodeCache's
+ * `useClones: false`, as Baileys sets it).
  */
 export class TtlCache implements CacheStore {
   private readonly entries = new Map<string, Entry>();
