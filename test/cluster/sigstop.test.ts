@@ -78,9 +78,15 @@ test('SIGSTOP past the lease: taken over elsewhere; after SIGCONT its sockets cl
   const fenced = /leases not renewed for half their TTL: closing every WhatsApp socket|lease lost to another node/;
   await waitFor(() => fenced.test(cluster.output(stopped)), 20_000, 'the continued node says it fenced itself');
   t.regex(cluster.output(stopped), fenced);
-  // Still connected where they moved: the continued node disturbed nothing.
-  for (const m of moved) t.is(await statusOf(m, survivor), 'connected');
   // It rejoins: it renews again and is listed, and the gateway keeps working through it.
   await waitFor(async () => ((await cluster.request(stopped, 'GET', '/api/cluster', { secret })).body?.nodes ?? []).some((n: { nodeId: string }) => n.nodeId === cluster.nodeIds[stopped]), 30_000, 'rejoined');
-  for (const m of moved) t.is(await statusOf(m, stopped), 'connected', 'served (forwarded) through the node that continued');
+  // Once it is live again the others hand it its fair share back (a few a tick), so an instance may
+  // be logging in there while this runs ('initializing': CI saw it once); each settles connected,
+  // asked through either node, and the stale sockets never come back (one live session each).
+  const allConnected = async (via: number): Promise<boolean> => (await Promise.all(made.map((m) => statusOf(m, via)))).every((s) => s === 'connected');
+  await waitFor(() => allConnected(stopped), 60_000, 'every instance connected, served through the node that continued');
+  await waitFor(() => allConnected(survivor), 60_000, 'every instance connected, served through a node that never stopped');
+  await waitFor(() => double.live().length === made.length, 20_000, 'one live session per instance after the rebalance');
+  const after = await Promise.all(made.map((m) => cluster.ownerOf(m.id)));
+  t.log(`after the rebalance the continued node owns ${after.filter((o) => o === cluster.nodeIds[stopped]).length} of ${made.length}`);
 });
