@@ -4,6 +4,7 @@ import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { DAEMON_NODE_FLAGS } from '../src/daemon/node-flags.js';
 
 const require = createRequire(import.meta.url);
 const AUTOCANNON = require.resolve('autocannon/autocannon.js');
@@ -209,10 +210,14 @@ export interface DaemonProc extends Proc {
   stderr(): string;
 }
 
-/** The built daemon as a child process with extra environment and node flags (`--inspect=127.0.0.1:0` with `inspect`). */
+/**
+ * The built daemon as a child process, launched as systemd/gateway.service launches it (its node
+ * flags, DAEMON_NODE_FLAGS), with extra environment and node flags (`--inspect=127.0.0.1:0` with
+ * `inspect`); a flag in `nodeArgs` wins over the same flag turned the other way (`--memory-reducer`).
+ */
 export async function startDaemon(bin: string, dataDir: string, options: { env?: Record<string, string>; nodeArgs?: string[]; inspect?: boolean; logLevel?: string; stdout?: DaemonStdout } = {}): Promise<DaemonProc> {
   const spawnedAt = performance.now();
-  const args = [...(options.nodeArgs ?? []), ...(options.inspect ? ['--inspect=127.0.0.1:0'] : []), bin, '--data-dir', dataDir, 'start', '--port', '0', '--log-level', options.logLevel ?? 'warn'];
+  const args = [...DAEMON_NODE_FLAGS, ...(options.nodeArgs ?? []), ...(options.inspect ? ['--inspect=127.0.0.1:0'] : []), bin, '--data-dir', dataDir, 'start', '--port', '0', '--log-level', options.logLevel ?? 'warn'];
   const out = options.stdout ?? 'ignore';
   const fd = out === 'file' ? openSync(join(dataDir, 'daemon-stdout.log'), 'a') : null;
   const stdoutIo: number | 'ignore' | 'pipe' = fd ?? (out === 'pipe' ? 'pipe' : 'ignore');

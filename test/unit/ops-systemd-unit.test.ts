@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import test from 'ava';
+import { DAEMON_NODE_FLAGS } from '../../src/daemon/node-flags.js';
 
 const UNIT = fileURLToPath(new URL('../../systemd/gateway.service', import.meta.url));
 
@@ -40,7 +41,8 @@ function hasSystemdAnalyze(): boolean {
 test('the unit is hardened and matches the daemon shutdown', async (t) => {
   const s = await serviceSection();
   const one = (key: string) => s.get(key)?.at(-1);
-  t.regex(one('ExecStart') ?? '', /^node \/opt\/gateway\/bin\/gateway start --data-dir \/var\/lib\/gateway$/);
+  // The daemon's node flags (src/daemon/node-flags.ts) are the ones the bench measured.
+  t.is(one('ExecStart'), `node ${DAEMON_NODE_FLAGS.join(' ')} /opt/gateway/bin/gateway start --data-dir /var/lib/gateway`);
   t.is(one('StateDirectory'), 'gateway');
   t.is(one('StateDirectoryMode'), '0700');
   t.is(one('UMask'), '0077');
@@ -112,4 +114,9 @@ test('the PostgreSQL drop-in orders the daemon after postgresql.service, and sys
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
+});
+
+test('npm start runs the daemon with the same node flags as the unit', async (t) => {
+  const pkg = JSON.parse(await readFile(fileURLToPath(new URL('../../package.json', import.meta.url)), 'utf8')) as { scripts: Record<string, string> };
+  t.is(pkg.scripts['start'], `node ${DAEMON_NODE_FLAGS.join(' ')} bin/gateway start`);
 });
