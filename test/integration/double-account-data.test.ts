@@ -140,6 +140,7 @@ test('a realistic account: history, contacts, LID mappings, app state with verif
     const mappings = await store.get('lid-mapping', book.map((b) => b.phone));
     t.is(Object.keys(mappings).length, book.length);
     // Every one, both ways, through the gateway's bounded cache (the rest from the key store).
+    t.true(book.length > LID_BOUND, 'the account has more mappings than the cache holds');
     for (const b of book) {
       t.is(await lidMapping.getLIDForPN(b.jid), b.lid, b.jid);
       // Baileys answers with the device (`:0`) of the LID asked for.
