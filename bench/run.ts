@@ -2,7 +2,7 @@
  * `npm run bench`: the gateway and a baseline, in the same run on the same machine, reported as
  * ratios. Every send is a real, durable, debited send. Then one JSON line, then a table
  * `KEY | value | budget | PASS/MISS` of every budgeted key (bench/budgets.ts); BENCH_STRICT=1 exits 1
- * on a MISS. BENCH_ONLY=sends|webhooks|cluster|busy|sessions runs one part (busy: bench/busy.ts against a
+ * on a MISS. BENCH_ONLY=sends|webhooks|cluster|pg|busy|sessions runs one part (busy: bench/busy.ts against a
  * daemon with no sessions; BENCH_BACKLOG=0: webhooks without the offline backlog). BENCH_PHONES /
  * BENCH_CHATS change the recipients of the sends / the chats of the inbound events.
  *
@@ -75,7 +75,7 @@ import { formatTable, judge } from './budget-table.js';
 import { seedStore } from './seed.js';
 import { busyBench } from './busy.js';
 import { sessionsBench } from './sessions.js';
-import { clusterBench } from './cluster.js';
+import { clusterBench, oneNode } from './cluster.js';
 import { CreditStore } from '../src/storage/files/credits.js';
 import { UNGUARDED } from '../src/fs/write-guard.js';
 
@@ -317,8 +317,11 @@ async function main(): Promise<void> {
     return;
   }
   if (process.env.BENCH_ONLY === 'cluster') {
-    const koa = await koaBaseline();
-    report({ ...(await clusterBench(BIN, log, koa, SECONDS)) });
+    report({ ...(await clusterBench(BIN, log, koaBaseline, SECONDS)) });
+    return;
+  }
+  if (process.env.BENCH_ONLY === 'pg') {
+    report({ ...(await oneNode(BIN, log, koaBaseline, SECONDS)) });
     return;
   }
   if (process.env.BENCH_ONLY === 'busy') {
@@ -369,7 +372,7 @@ async function main(): Promise<void> {
   const backlog = await backlogRun();
   // The busy host (item 2): the send and webhook figures again with every session connected.
   const sessions: Record<string, number> = { ...(await sessionsBench(BIN, log, { onConnected: (daemon) => busyBench(daemon, SECONDS, log) })) };
-  const cluster = await clusterBench(BIN, log, koaRps, SECONDS);
+  const cluster = await clusterBench(BIN, log, koaBaseline, SECONDS);
   const result = {
     send_rps: Math.round(ten.rps),
     koa_rps: Math.round(koaRps),
@@ -391,6 +394,7 @@ async function main(): Promise<void> {
     ...sessions,
     pg_send_rps: cluster.pg_send_rps,
     pg_send_vs_koa: cluster.pg_send_vs_koa,
+    pg_koa_spread_pct: cluster.pg_koa_spread_pct,
     pg_send_p99_ms: cluster.pg_send_p99_ms,
     pg_webhook_eps: cluster.pg_webhook_eps,
     failover_s: cluster.failover_s,
