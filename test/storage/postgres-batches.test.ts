@@ -3,7 +3,8 @@
  * statement, yet each keeps the outcome it would have had alone. A value PostgreSQL refuses (a NUL
  * in text) fails only the new message that carries it; the others of its batch are stored, and a
  * status for such an id changes nothing without failing the statuses batched with it. A sender's
- * name with a NUL is stored (the name column drops it; the message keeps it).
+ * name with a NUL is stored (the name column drops it; the message keeps it), and one with a lone
+ * surrogate too (U+FFFD in the name column).
  */
 import test from 'ava';
 import { postgresEngine } from './engines.js';
@@ -33,6 +34,12 @@ test('postgres: one refused value fails only its own write, not the others batch
     await s.messages.recordInbound(ID, named, undefined);
     t.is((await s.messages.get(ID, 'NAMED'))?.fromName, 'Ann\u0000e');
     t.is((await s.messages.chats(ID)).find((c) => c.chatId === 'c@s.whatsapp.net')?.name, 'Anne');
+    // The rows go to PostgreSQL as JSON, which refuses a lone surrogate where text took U+FFFD: a
+    // name cut in the middle of an emoji is still stored (its chat named with U+FFFD), not refused.
+    const cut: InboundMessage = { ...named, messageId: 'CUT', chatId: 'd@s.whatsapp.net', sender: 'd@s.whatsapp.net', fromName: 'Bob \ud83d' };
+    await s.messages.recordInbound(ID, cut, undefined);
+    t.is((await s.messages.get(ID, 'CUT'))?.fromName, 'Bob \ud83d');
+    t.is((await s.messages.chats(ID)).find((c) => c.chatId === 'd@s.whatsapp.net')?.name, 'Bob \ufffd');
   } finally {
     await s.close();
     await at.destroy();

@@ -227,28 +227,39 @@ export class PgMessages implements MessageRepository {
    * a batch against 1.26 ms of execution (log_min_duration_statement, pg-diag).
    */
   private async insertBatch(instanceId: string, rows: NewRow[]): Promise<boolean[]> {
-    const col = <V>(f: (m: StoredMessage) => V): V[] => rows.map((r) => f(r.kept));
     const max = Math.max(1, Math.floor(this.options.history.maxMessagesPerChat));
     const adding = new Map<string, number>();
     for (const r of rows) adding.set(r.kept.chatId, (adding.get(r.kept.chatId) ?? 0) + 1);
     const had = await this.chatCounts(instanceId, [...adding.keys()]);
     const within = [...adding].every(([chat, k]) => had.get(chat)! + k <= max);
+    // The rows go as one JSON array (json_to_recordset), not as thirteen arrays: pg writes an array
+    // parameter element by element in JavaScript, escaping each (the JSON bodies are full of quotes),
+    // where JSON.stringify is native. 1,500 batches of 20 messages, one connection: the client's CPU
+    // 457 to 548 -> 346 to 388 ms, the server's time the same.
+    // Text as the arrays stored it: a lone surrogate becomes U+FFFD (Buffer's UTF-8 did that; in JSON
+    // PostgreSQL would refuse it), and a NUL, refused by PostgreSQL's text either way, fails its row.
+    // (String.prototype.toWellFormed: Node 20 has it, TypeScript's ES2022 library does not.)
+    const text = (v: string): string => (v as string & { toWellFormed(): string }).toWellFormed();
     const values = [
       instanceId,
-      col((m) => m.messageId),
-      col((m) => m.chatId),
-      col((m) => m.fromMe),
-      // PostgreSQL's text refuses NUL; the body (JSON) keeps the name as it came.
-      col((m) => (!m.fromMe && m.fromName !== undefined ? m.fromName.replaceAll('\u0000', '') : null)),
-      col((m) => m.status),
-      col((m) => m.timestamp),
-      col((m) => m.updatedAt),
-      col((m) => JSON.stringify(m)),
-      col((m) => m.deleted === true),
-      col((m) => (m.reactions ? JSON.stringify(m.reactions) : null)),
-      col((m) => (m.error === undefined ? null : m.error.replaceAll('\u0000', ''))),
-      col((m) => m.media !== undefined),
-      rows.map((r) => r.epoch),
+      JSON.stringify(
+        rows.map(({ kept: m, epoch }) => ({
+          message_id: text(m.messageId),
+          chat_id: text(m.chatId),
+          from_me: m.fromMe,
+          // PostgreSQL's text refuses NUL; the body (JSON) keeps the name as it came.
+          from_name: !m.fromMe && m.fromName !== undefined ? text(m.fromName.replaceAll('\u0000', '')) : null,
+          status: m.status,
+          ts: m.timestamp,
+          updated_at: m.updatedAt,
+          body: JSON.stringify(m),
+          deleted: m.deleted === true,
+          reactions: m.reactions ?? null,
+          error: m.error === undefined ? null : text(m.error.replaceAll('\u0000', '')),
+          has_media: m.media !== undefined,
+          lease_epoch: epoch,
+        })),
+      ),
     ];
     const lazy = !rows.some((r) => r.durable);
     const kept = new Set<string>();
@@ -257,8 +268,8 @@ export class PgMessages implements MessageRepository {
         const { rows: stored } = await this.db.query<{ message_id: string; chat_id: string }>(
           'message store',
           `INSERT INTO messages (instance_id, message_id, chat_id, from_me, from_name, status, ts, updated_at, body, deleted, reactions, error, has_media, lease_epoch)
-          SELECT $1, message_id, chat_id, from_me, from_name, status, ts, updated_at, body, deleted, reactions::jsonb, error, has_media, lease_epoch
-          FROM unnest($2::text[], $3::text[], $4::boolean[], $5::text[], $6::text[], $7::bigint[], $8::bigint[], $9::text[], $10::boolean[], $11::text[], $12::text[], $13::boolean[], $14::bigint[])
+          SELECT $1, message_id, chat_id, from_me, from_name, status, ts, updated_at, body, deleted, reactions, error, has_media, lease_epoch
+          FROM ROWS FROM (json_to_recordset($2::json) AS (message_id text, chat_id text, from_me boolean, from_name text, status text, ts bigint, updated_at bigint, body text, deleted boolean, reactions jsonb, error text, has_media boolean, lease_epoch bigint))
             WITH ORDINALITY AS v(message_id, chat_id, from_me, from_name, status, ts, updated_at, body, deleted, reactions, error, has_media, lease_epoch, ord)
           ORDER BY ord
           ON CONFLICT DO NOTHING RETURNING message_id, chat_id`,
@@ -280,15 +291,15 @@ export class PgMessages implements MessageRepository {
       // (and of a batch with more than the bound for one chat, only its newest are stored).
       const { rows: answer } = await this.db.query<{ k: string; id: string; n: number }>(
         'message store',
-        `WITH v AS (SELECT * FROM unnest($2::text[], $3::text[], $4::boolean[], $5::text[], $6::text[], $7::bigint[], $8::bigint[], $9::text[], $10::boolean[], $11::text[], $12::text[], $13::boolean[], $14::bigint[])
+        `WITH v AS (SELECT * FROM ROWS FROM (json_to_recordset($2::json) AS (message_id text, chat_id text, from_me boolean, from_name text, status text, ts bigint, updated_at bigint, body text, deleted boolean, reactions jsonb, error text, has_media boolean, lease_epoch bigint))
             WITH ORDINALITY AS v(message_id, chat_id, from_me, from_name, status, ts, updated_at, body, deleted, reactions, error, has_media, lease_epoch, ord)),
         r AS (SELECT v.*, row_number() OVER (PARTITION BY chat_id ORDER BY ord DESC) AS newer FROM v),
         ins AS (
           INSERT INTO messages (instance_id, message_id, chat_id, from_me, from_name, status, ts, updated_at, body, deleted, reactions, error, has_media, lease_epoch)
-          SELECT $1, message_id, chat_id, from_me, from_name, status, ts, updated_at, body, deleted, reactions::jsonb, error, has_media, lease_epoch FROM r WHERE newer <= ${max} ORDER BY ord
+          SELECT $1, message_id, chat_id, from_me, from_name, status, ts, updated_at, body, deleted, reactions, error, has_media, lease_epoch FROM r WHERE newer <= ${max} ORDER BY ord
           ON CONFLICT DO NOTHING RETURNING message_id, chat_id),
         per AS (SELECT chat_id, count(*)::integer AS added FROM ins GROUP BY chat_id),
-        had AS (SELECT per.chat_id, per.added, k.n FROM per JOIN unnest($15::text[], $16::integer[]) AS k(chat_id, n) ON k.chat_id = per.chat_id),
+        had AS (SELECT per.chat_id, per.added, k.n FROM per JOIN unnest($3::text[], $4::integer[]) AS k(chat_id, n) ON k.chat_id = per.chat_id),
         gone AS (DELETE FROM messages m WHERE m.instance_id = $1 AND m.message_id = ANY (ARRAY(
           SELECT old.message_id FROM had CROSS JOIN LATERAL (
             SELECT message_id FROM messages WHERE instance_id = $1 AND chat_id = had.chat_id ORDER BY seq LIMIT GREATEST(0, had.n + had.added - ${max})) old))
