@@ -33,6 +33,22 @@ const RETRY_WAITING_MS = 250;
 export const MAX_SPARE = 64;
 /** Spare holds no send took for this long are given back (other nodes and refunds see them free). */
 export const SPARE_IDLE_MS = 250;
+/**
+ * A spare is given to a send only this soon after the batch that stored it was sent: that batch's
+ * fencing check (the lease, its epoch, unexpired) is then as recent for the send as its own hold's
+ * write would have been, give or take this long, which is far below a lease's TTL (a node that
+ * stopped past its lease finds its spares stale). Older spares go back.
+ */
+export const SPARE_FRESH_MS = 500;
+
+interface Spare {
+  readonly n: number;
+  readonly epoch: number | null;
+  /** When the batch that stored it was sent. */
+  readonly at: number;
+  /** The session connection it was stored under (while none is live, or after a reconnect, other processes may have released it). */
+  readonly generation: number;
+}
 
 interface Account {
   readonly id: string;
@@ -42,7 +58,7 @@ interface Account {
   /** Holds in the database, of every process. */
   held: number;
   /** Holds asked for, not yet written, with the lease epoch they were asked under (migration 011). */
-  holds: Array<{ n: number; epoch: number | null } & Waiter<boolean>>;
+  holds: Array<{ n: number; epoch: number | null } & Waiter<number | null>>;
   commits: Commit[];
   /** Holds given back (their credit is free at once for `available`). */
   releases: number[];
@@ -54,13 +70,24 @@ interface Account {
   inFlight: number;
   /**
    * Spare holds: stored in the database under this process's session like any hold, but not yet
-   * given to a send. A busy instance's batch asks for as many more holds as its sends took in the
-   * batch before (at least 2, at most MAX_SPARE), so most sends take a hold here without a round
-   * trip and wait only for their debit's batch. Taken only under the epoch they were stored with,
-   * given back after SPARE_IDLE_MS without a send, before a refund, on forget and on close; a
-   * crash releases them with every other hold of the process (never charged).
+   * given to a send (the files ledger's `pool` does the same). A busy instance's batch asks for as
+   * many more holds as its sends asked for since the batch before (at least 2, at most MAX_SPARE,
+   * at most half the credits left free), so most sends take a hold here without a round trip and
+   * wait only for their debit's batch. A spare is given only while fresh (SPARE_FRESH_MS), under
+   * the lease epoch and the session connection it was stored with; sends a batch refused (credits
+   * ran out meanwhile) take spares before they are told no. Spares go back after SPARE_IDLE_MS
+   * without a send, after a failed batch (none are asked for again until a batch with holds
+   * succeeds), before a refund, on forget and on close; a crash releases them with every other hold
+   * of the process (never charged).
    */
-  spare: Array<{ n: number; epoch: number | null }>;
+  spare: Spare[];
+  /** A batch failed: no spares are asked for until one with holds of sends succeeds (a debit must not fail for a spare). */
+  spareOff: boolean;
+  /** Refunds waiting for the spares to go back: none are asked for meanwhile. */
+  refunding: number;
+  /** The batch being written asked for spares / releases this many holds (a refund waits for both). */
+  writingSpares: boolean;
+  writingReleases: number;
   /** Holds asked for since the last batch began (spares taken and holds queued): the next batch's spares. */
   demand: number;
   /** When a send last took a hold (spares unused since SPARE_IDLE_MS go back). */
@@ -109,12 +136,13 @@ export class PgCredits implements CreditRepository {
     private readonly logger: Logger,
     private readonly epochs: LeaseEpochs,
     private readonly debitWaitMs = DEBIT_WAIT_MS,
+    private readonly spareIdleMs = SPARE_IDLE_MS,
   ) {}
 
   private account(id: string): Account {
     let a = this.accounts.get(id);
     if (!a) {
-      a = { id, balance: 0, spent: 0, held: 0, holds: [], commits: [], releases: [], doubtful: [], writing: false, removed: this.forgotten.has(id), inFlight: 0, spare: [], demand: 0, lastTake: 0, spareTimer: null };
+      a = { id, balance: 0, spent: 0, held: 0, holds: [], commits: [], releases: [], doubtful: [], writing: false, removed: this.forgotten.has(id), inFlight: 0, spare: [], spareOff: false, refunding: 0, writingSpares: false, writingReleases: 0, demand: 0, lastTake: 0, spareTimer: null };
       if (!a.removed) this.accounts.set(id, a);
     }
     return a;
@@ -196,17 +224,17 @@ export class PgCredits implements CreditRepository {
     a.demand += 1;
     a.lastTake = Date.now();
     const epoch = this.epochs.of(id);
-    const spare = this.takeSpare(a, epoch);
-    let n: number;
-    if (spare !== null) n = spare;
-    else {
-      n = this.nextHold++;
-      const granted = await new Promise<boolean>((resolve, reject) => {
-        a.holds.push({ n, epoch, resolve, reject });
+    let n = this.takeSpare(a, epoch);
+    if (n === null) {
+      const asked = this.nextHold++;
+      // The hold asked for, or a spare when the batch could not grant it, or null.
+      n = await new Promise<number | null>((resolve, reject) => {
+        a.holds.push({ n: asked, epoch, resolve, reject });
         this.schedule(a);
       });
-      if (!granted) return null;
+      if (n === null) return null;
     }
+    const held = n;
     a.inFlight += 1;
     let settled = false;
     return {
@@ -215,7 +243,7 @@ export class PgCredits implements CreditRepository {
         if (settled) return Promise.reject(new Error('credit hold already settled'));
         settled = true;
         return new Promise<number>((resolve, reject) => {
-          a.commits.push({ n, resolve, reject });
+          a.commits.push({ n: held, resolve, reject });
           this.schedule(a);
         }).finally(() => {
           a.inFlight -= 1;
@@ -226,16 +254,33 @@ export class PgCredits implements CreditRepository {
         if (settled) return;
         settled = true;
         a.inFlight -= 1;
-        a.releases.push(n);
+        a.releases.push(held);
         this.schedule(a);
       },
     };
   }
 
-  /** A spare hold stored under `epoch` (spares of another epoch are given back), or null. */
+  /**
+   * A fresh spare hold stored under `epoch` and the live session connection, or null; spares that
+   * no longer qualify are given back (the newest is taken, so the older ones go first).
+   */
   private takeSpare(a: Account, epoch: number | null): number | null {
-    if (a.spare.length > 0 && a.spare[0]!.epoch !== epoch) this.giveBackSpares(a);
-    return a.spare.pop()?.n ?? null;
+    const last = a.spare[a.spare.length - 1];
+    if (!last) return null;
+    if (last.epoch !== epoch || last.generation !== this.session().generation || Date.now() - last.at > SPARE_FRESH_MS) {
+      this.giveBackSpares(a);
+      return null;
+    }
+    a.spare.pop();
+    const oldest = a.spare[0];
+    // Those stored under another epoch or connection, or stale, go back now.
+    if (oldest && (oldest.epoch !== epoch || oldest.generation !== last.generation || Date.now() - oldest.at > SPARE_FRESH_MS)) {
+      const keep = a.spare.filter((x) => x.epoch === epoch && x.generation === last.generation && Date.now() - x.at <= SPARE_FRESH_MS);
+      a.releases.push(...a.spare.filter((x) => !keep.includes(x)).map((x) => x.n));
+      a.spare = keep;
+      this.schedule(a);
+    }
+    return last.n;
   }
 
   /** Every spare hold goes back (written with the next batch; a release need not be durable). */
@@ -255,22 +300,28 @@ export class PgCredits implements CreditRepository {
       a.spareTimer = null;
       if (a.spare.length === 0) return;
       const idle = Date.now() - a.lastTake;
-      if (idle >= SPARE_IDLE_MS || this.closing) this.giveBackSpares(a);
+      if (idle >= this.spareIdleMs || this.closing) this.giveBackSpares(a);
       else {
-        a.spareTimer = setTimeout(check, SPARE_IDLE_MS - idle);
+        a.spareTimer = setTimeout(check, this.spareIdleMs - idle);
         a.spareTimer.unref();
       }
     };
-    a.spareTimer = setTimeout(check, SPARE_IDLE_MS);
+    a.spareTimer = setTimeout(check, this.spareIdleMs);
     a.spareTimer.unref();
   }
 
-  /** Gives the spares back and waits (up to 10 s) until that is written: a refund may need them. */
+  /**
+   * Gives the spares back and waits (up to 10 s) until no spare is stored or being asked for, and
+   * no release is waiting to be written: a refund may need those credits.
+   */
   private async returnSpares(a: Account): Promise<void> {
-    if (a.spare.length === 0) return;
-    const releases = a.spare.map((x) => x.n);
-    this.giveBackSpares(a);
-    await this.settled.until(() => !a.writing && !releases.some((n) => a.releases.includes(n) || a.doubtful.includes(n)), 10_000);
+    a.refunding += 1;
+    try {
+      this.giveBackSpares(a);
+      await this.settled.until(() => a.spare.length === 0 && !a.writingSpares && a.writingReleases === 0 && a.releases.length === 0 && a.doubtful.length === 0, 10_000);
+    } finally {
+      a.refunding -= 1;
+    }
   }
 
   async add(id: string, amount: number): Promise<CreditsDoc> {
@@ -326,14 +377,19 @@ export class PgCredits implements CreditRepository {
 
   async remove(id: string): Promise<void> {
     await this.db.query('credits', 'WITH h AS (DELETE FROM credit_holds WHERE instance_id = $1) DELETE FROM credits WHERE instance_id = $1', [id]);
-    if (this.accounts.get(id)?.spareTimer) clearTimeout(this.accounts.get(id)!.spareTimer!);
-    this.accounts.delete(id);
+    this.dropCached(id);
   }
 
   /** Forgets the cached account of an instance whose rows were removed (Storage.removeInstance). */
   dropCached(id: string): void {
     const a = this.accounts.get(id);
-    if (a?.spareTimer) clearTimeout(a.spareTimer);
+    if (a) {
+      // Its rows are gone: a batch still under way must not keep spares for it.
+      a.removed = true;
+      a.spare = [];
+      if (a.spareTimer) clearTimeout(a.spareTimer);
+      a.spareTimer = null;
+    }
     this.accounts.delete(id);
   }
 
@@ -351,9 +407,15 @@ export class PgCredits implements CreditRepository {
     let same = 0;
     while (same < a.holds.length && a.holds[same]!.epoch === epoch) same += 1;
     const holds = a.holds.splice(0, same);
-    // Spares for the sends to come, when several asked for a hold since the last batch, the
-    // batch writes anyway (holds or debits), the epoch is the current one, and no send is closing.
-    const wanted = a.demand >= 2 && !a.removed && !this.closing && epoch === current ? Math.min(MAX_SPARE, a.demand) - a.spare.length : 0;
+    // Spares for the sends to come: when several asked for a hold since the last batch, the batch
+    // writes anyway (holds or debits), under the current epoch and a live session connection, no
+    // refund waits and no failure came since; at most half the credits this process sees free.
+    const generation = this.session().generation;
+    const free = a.balance - a.held - holds.length - a.holds.length;
+    const wanted =
+      a.demand >= 2 && !a.spareOff && a.refunding === 0 && !a.removed && !this.closing && epoch === current && generation !== null
+        ? Math.min(MAX_SPARE - a.spare.length, a.demand, Math.floor(free / 2))
+        : 0;
     a.demand = a.holds.length;
     const commits = a.commits.splice(0);
     const releases = a.releases.splice(0);
@@ -366,6 +428,9 @@ export class PgCredits implements CreditRepository {
       // Releases alone need not be durable: one lost in a crash is released at the next start.
       const lazy = holds.length + commits.length === 0;
       for (let i = 0; !lazy && i < wanted; i++) spares.push(this.nextHold++);
+      const at = Date.now();
+      a.writingSpares = spares.length > 0;
+      a.writingReleases = gone.length;
       const { rows } = await this.db.query<RowOut & { granted: number }>(
         'credits',
         'SELECT balance, spent, held, granted FROM gw_credit_batch($1, $2, $3, $4, $5, $6)',
@@ -374,12 +439,14 @@ export class PgCredits implements CreditRepository {
       );
       const row = rows[0]!;
       this.see(a, row);
-      holds.forEach((h, i) => h.resolve(i < row.granted));
-      // The sends' holds come first; what is left of the grant is spare.
+      // The sends' holds come first; what is left of the grant is spare. A send the batch could not
+      // grant a hold (credits ran out meanwhile) takes a spare of this process if one is left.
+      holds.forEach((h, i) => h.resolve(i < row.granted ? h.n : this.takeSpare(a, h.epoch)));
+      if (holds.length > 0) a.spareOff = false;
       const spared = spares.slice(0, Math.max(0, row.granted - holds.length));
-      if (a.removed || this.closing || this.epochs.of(a.id) !== epoch) a.releases.push(...spared);
+      if (a.removed || this.closing || a.refunding > 0 || this.epochs.of(a.id) !== epoch || this.session().generation !== generation) a.releases.push(...spared);
       else {
-        a.spare.push(...spared.map((n) => ({ n, epoch })));
+        a.spare.push(...spared.map((n) => ({ n, epoch, at, generation: generation! })));
         if (spared.length > 0) this.watchSpares(a);
       }
       // Each send learns the balance right after its own debit.
@@ -393,6 +460,11 @@ export class PgCredits implements CreditRepository {
       const unavailable = err instanceof GatewayError ? err : new GatewayError('STORAGE_UNAVAILABLE', `the credit store failed (${errorMessage(err)}); nothing was sent`, { cause: err });
       // These holds may have been stored before the answer was lost: they are given back.
       a.doubtful.push(...holds.map((h) => h.n), ...spares, ...doubtful);
+      // No spare is given after a failure, nor asked for until a batch with holds succeeds: the
+      // debits retried must not fail again for a spare (their messages left).
+      a.spareOff = true;
+      a.releases.push(...a.spare.map((x) => x.n));
+      a.spare = [];
       a.releases.unshift(...releases);
       // A lease that moved is said as such (503 INSTANCE_MOVING, retry): nothing was sent.
       const refusal = unavailable.code === 'INSTANCE_MOVING' ? unavailable : new GatewayError('STORAGE_UNAVAILABLE', `the credit reservation could not be stored (${unavailable.message}); nothing was sent`, { cause: err, retryAfter: unavailable.retryAfter ?? 2 });
@@ -417,6 +489,8 @@ export class PgCredits implements CreditRepository {
       a.commits.unshift(...commits);
     } finally {
       a.writing = false;
+      a.writingSpares = false;
+      a.writingReleases = 0;
       setImmediate(() => this.settled.wake());
       const waiting = a.holds.length + a.commits.length + a.releases.length + a.doubtful.length > 0;
       if (waiting && !failed) this.schedule(a);

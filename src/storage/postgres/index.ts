@@ -35,6 +35,8 @@ export interface PostgresStorageOptions {
   nodeId?: string;
   /** How long a send waits for its debit while the database is away (default DEBIT_WAIT_MS, 5 s). */
   debitWaitMs?: number;
+  /** How long spare credit holds no send takes are kept (default SPARE_IDLE_MS, 250 ms; tests). */
+  spareIdleMs?: number;
 }
 
 /** The PostgreSQL engine, with what the cluster code builds on. */
@@ -84,7 +86,7 @@ export async function openPostgresStorage(options: PostgresStorageOptions): Prom
       client.release();
     }
     const instances: PgInstances = new PgInstances(db, () => session!, clock, config.plans.trialDays, logger);
-    const credits: PgCredits = new PgCredits(db, () => session!, logger, epochs, options.debitWaitMs);
+    const credits: PgCredits = new PgCredits(db, () => session!, logger, epochs, options.debitWaitMs, options.spareIdleMs);
     session = await Session.start(url, logger, {
       changed(kind, id) {
         if (kind === 'instances') void instances.changed(id);

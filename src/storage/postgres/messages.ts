@@ -363,8 +363,8 @@ export class PgMessages implements MessageRepository {
 
   async recordOutgoing(instanceId: string, m: StoredMessage, durable: boolean, options: { mayWait?: boolean } = {}): Promise<void> {
     // Only after a write that reached the database and passed its fencing (a debited send's credit
-    // hold): a premium send's record is its only write before the message leaves, so it must be
-    // stored (and fenced) first.
+    // hold, or a spare hold stored at most SPARE_FRESH_MS before, credits.ts): a premium send's
+    // record is its only write before the message leaves, so it must be stored (and fenced) first.
     // The epoch is taken now, before any wait: a write carries the tenure it was made in.
     const epoch = this.epoch(instanceId);
     if (durable || m.status !== 'pending' || options.mayWait !== true) return this.insert(instanceId, m, durable, epoch);

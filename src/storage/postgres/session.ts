@@ -35,6 +35,9 @@ export class Session {
   private retryMs = 250;
   private reconnecting: NodeJS.Timeout | null = null;
 
+  /** Counts the connections that took the lock: holds stored under an earlier one may be gone. */
+  private connections = 0;
+
   private constructor(
     readonly id: number,
     private readonly url: string,
@@ -47,6 +50,14 @@ export class Session {
       const session = new Session(randomInt(1, 2 ** 31 - 1), url, logger, handlers);
       if (await session.connect()) return session;
     }
+  }
+
+  /**
+   * Which connection holds the lock now, or null while none does. While it is lost, the other
+   * processes (and this one's own stale-hold sweep) may release this session's credit holds.
+   */
+  get generation(): number | null {
+    return this.client === null || this.closed ? null : this.connections;
   }
 
   /** The text a change is announced with (see `pg_notify` in the writers). */
@@ -74,6 +85,7 @@ export class Session {
       throw err;
     }
     this.client = client;
+    this.connections += 1;
     this.retryMs = 250;
     return true;
   }
