@@ -85,9 +85,10 @@ interface Account {
   spareOff: boolean;
   /** Refunds waiting for the spares to go back: none are asked for meanwhile. */
   refunding: number;
-  /** The batch being written asked for spares / releases this many holds (a refund waits for both). */
+  /** The batch being written asked for spares (a refund waits for it). */
   writingSpares: boolean;
-  writingReleases: number;
+  /** Spares a refund gave back, until their releases are written. */
+  returning: Set<number>;
   /** Holds asked for since the last batch began (spares taken and holds queued): the next batch's spares. */
   demand: number;
   /** When a send last took a hold (spares unused since SPARE_IDLE_MS go back). */
@@ -142,7 +143,7 @@ export class PgCredits implements CreditRepository {
   private account(id: string): Account {
     let a = this.accounts.get(id);
     if (!a) {
-      a = { id, balance: 0, spent: 0, held: 0, holds: [], commits: [], releases: [], doubtful: [], writing: false, removed: this.forgotten.has(id), inFlight: 0, spare: [], spareOff: false, refunding: 0, writingSpares: false, writingReleases: 0, demand: 0, lastTake: 0, spareTimer: null };
+      a = { id, balance: 0, spent: 0, held: 0, holds: [], commits: [], releases: [], doubtful: [], writing: false, removed: this.forgotten.has(id), inFlight: 0, spare: [], spareOff: false, refunding: 0, writingSpares: false, returning: new Set(), demand: 0, lastTake: 0, spareTimer: null };
       if (!a.removed) this.accounts.set(id, a);
     }
     return a;
@@ -222,7 +223,7 @@ export class PgCredits implements CreditRepository {
     const a = this.account(id);
     if (a.removed || this.available(id) <= 0) return null;
     a.demand += 1;
-    a.lastTake = Date.now();
+    a.lastTake = performance.now();
     const epoch = this.epochs.of(id);
     let n = this.takeSpare(a, epoch);
     if (n === null) {
@@ -267,15 +268,16 @@ export class PgCredits implements CreditRepository {
   private takeSpare(a: Account, epoch: number | null): number | null {
     const last = a.spare[a.spare.length - 1];
     if (!last) return null;
-    if (last.epoch !== epoch || last.generation !== this.session().generation || Date.now() - last.at > SPARE_FRESH_MS) {
+    const now = performance.now();
+    if (last.epoch !== epoch || last.generation !== this.session().generation || now - last.at > SPARE_FRESH_MS) {
       this.giveBackSpares(a);
       return null;
     }
     a.spare.pop();
     const oldest = a.spare[0];
     // Those stored under another epoch or connection, or stale, go back now.
-    if (oldest && (oldest.epoch !== epoch || oldest.generation !== last.generation || Date.now() - oldest.at > SPARE_FRESH_MS)) {
-      const keep = a.spare.filter((x) => x.epoch === epoch && x.generation === last.generation && Date.now() - x.at <= SPARE_FRESH_MS);
+    if (oldest && (oldest.epoch !== epoch || oldest.generation !== last.generation || now - oldest.at > SPARE_FRESH_MS)) {
+      const keep = a.spare.filter((x) => x.epoch === epoch && x.generation === last.generation && now - x.at <= SPARE_FRESH_MS);
       a.releases.push(...a.spare.filter((x) => !keep.includes(x)).map((x) => x.n));
       a.spare = keep;
       this.schedule(a);
@@ -288,7 +290,9 @@ export class PgCredits implements CreditRepository {
     if (a.spareTimer) clearTimeout(a.spareTimer);
     a.spareTimer = null;
     if (a.spare.length === 0) return;
-    a.releases.push(...a.spare.map((x) => x.n));
+    const gone = a.spare.map((x) => x.n);
+    a.releases.push(...gone);
+    if (a.refunding > 0) for (const n of gone) a.returning.add(n);
     a.spare = [];
     this.schedule(a);
   }
@@ -299,7 +303,7 @@ export class PgCredits implements CreditRepository {
     const check = (): void => {
       a.spareTimer = null;
       if (a.spare.length === 0) return;
-      const idle = Date.now() - a.lastTake;
+      const idle = performance.now() - a.lastTake;
       if (idle >= this.spareIdleMs || this.closing) this.giveBackSpares(a);
       else {
         a.spareTimer = setTimeout(check, this.spareIdleMs - idle);
@@ -310,24 +314,24 @@ export class PgCredits implements CreditRepository {
     a.spareTimer.unref();
   }
 
-  /**
-   * Gives the spares back and waits (up to 10 s) until no spare is stored or being asked for, and
-   * no release is waiting to be written: a refund may need those credits.
-   */
-  private async returnSpares(a: Account): Promise<void> {
-    a.refunding += 1;
-    try {
-      this.giveBackSpares(a);
-      await this.settled.until(() => a.spare.length === 0 && !a.writingSpares && a.writingReleases === 0 && a.releases.length === 0 && a.doubtful.length === 0, 10_000);
-    } finally {
-      a.refunding -= 1;
-    }
-  }
-
   async add(id: string, amount: number): Promise<CreditsDoc> {
     const a = this.account(id);
     if (a.removed) throw new GatewayError('NOT_FOUND', 'the instance was deleted');
-    if (amount < 0) await this.returnSpares(a);
+    if (amount >= 0) return this.change(a, id, amount);
+    // A refund may need the credits this process holds as spares: none is asked for until it is
+    // written, and those there go back first (it waits up to 10 s for their releases).
+    a.refunding += 1;
+    try {
+      this.giveBackSpares(a);
+      await this.settled.until(() => a.spare.length === 0 && !a.writingSpares && a.returning.size === 0, 10_000);
+      return await this.change(a, id, amount);
+    } finally {
+      a.refunding -= 1;
+      if (a.refunding === 0) a.returning.clear();
+    }
+  }
+
+  private async change(a: Account, id: string, amount: number): Promise<CreditsDoc> {
     const announce = this.session().payload('credits', id);
     let rows: RowOut[];
     if (amount >= 0) {
@@ -384,11 +388,11 @@ export class PgCredits implements CreditRepository {
   dropCached(id: string): void {
     const a = this.accounts.get(id);
     if (a) {
-      // Its rows are gone: a batch still under way must not keep spares for it.
+      // Its rows are gone, or going: a batch still under way must not keep spares for it, and a
+      // spare row the removal's statement did not see is released (the batch deletes hold rows
+      // even when the credits row is gone).
       a.removed = true;
-      a.spare = [];
-      if (a.spareTimer) clearTimeout(a.spareTimer);
-      a.spareTimer = null;
+      this.giveBackSpares(a);
     }
     this.accounts.delete(id);
   }
@@ -428,9 +432,8 @@ export class PgCredits implements CreditRepository {
       // Releases alone need not be durable: one lost in a crash is released at the next start.
       const lazy = holds.length + commits.length === 0;
       for (let i = 0; !lazy && i < wanted; i++) spares.push(this.nextHold++);
-      const at = Date.now();
+      const at = performance.now();
       a.writingSpares = spares.length > 0;
-      a.writingReleases = gone.length;
       const { rows } = await this.db.query<RowOut & { granted: number }>(
         'credits',
         'SELECT balance, spent, held, granted FROM gw_credit_batch($1, $2, $3, $4, $5, $6)',
@@ -441,10 +444,17 @@ export class PgCredits implements CreditRepository {
       this.see(a, row);
       // The sends' holds come first; what is left of the grant is spare. A send the batch could not
       // grant a hold (credits ran out meanwhile) takes a spare of this process if one is left.
-      holds.forEach((h, i) => h.resolve(i < row.granted ? h.n : this.takeSpare(a, h.epoch)));
+      // (Under the epoch it asked with, if that is still this node's: a batch that grants nothing
+      // inserts no row, so it was not fenced.)
+      const now = this.epochs.of(a.id);
+      holds.forEach((h, i) => h.resolve(i < row.granted ? h.n : h.epoch === now ? this.takeSpare(a, now) : null));
+      for (const n of gone) a.returning.delete(n);
       if (holds.length > 0) a.spareOff = false;
       const spared = spares.slice(0, Math.max(0, row.granted - holds.length));
-      if (a.removed || this.closing || a.refunding > 0 || this.epochs.of(a.id) !== epoch || this.session().generation !== generation) a.releases.push(...spared);
+      if (a.removed || this.closing || a.refunding > 0 || this.epochs.of(a.id) !== epoch || this.session().generation !== generation) {
+        a.releases.push(...spared);
+        if (a.refunding > 0) for (const n of spared) a.returning.add(n);
+      }
       else {
         a.spare.push(...spared.map((n) => ({ n, epoch, at, generation: generation! })));
         if (spared.length > 0) this.watchSpares(a);
@@ -463,8 +473,7 @@ export class PgCredits implements CreditRepository {
       // No spare is given after a failure, nor asked for until a batch with holds succeeds: the
       // debits retried must not fail again for a spare (their messages left).
       a.spareOff = true;
-      a.releases.push(...a.spare.map((x) => x.n));
-      a.spare = [];
+      this.giveBackSpares(a);
       a.releases.unshift(...releases);
       // A lease that moved is said as such (503 INSTANCE_MOVING, retry): nothing was sent.
       const refusal = unavailable.code === 'INSTANCE_MOVING' ? unavailable : new GatewayError('STORAGE_UNAVAILABLE', `the credit reservation could not be stored (${unavailable.message}); nothing was sent`, { cause: err, retryAfter: unavailable.retryAfter ?? 2 });
@@ -490,7 +499,6 @@ export class PgCredits implements CreditRepository {
     } finally {
       a.writing = false;
       a.writingSpares = false;
-      a.writingReleases = 0;
       setImmediate(() => this.settled.wake());
       const waiting = a.holds.length + a.commits.length + a.releases.length + a.doubtful.length > 0;
       if (waiting && !failed) this.schedule(a);
