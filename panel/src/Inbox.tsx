@@ -180,10 +180,19 @@ export function Inbox({ id, chat, session }: { id: string; chat: string | null; 
       setFound(null);
       return;
     }
+    // An answer to a query typed over since is dropped: answers may come back out of order, and a
+    // late one for "0003333" once replaced the results for "blue mug" (CI, browser-round2).
+    let current = true;
     const timer = setTimeout(() => {
-      api<Found>('GET', `/api/${enc(id)}/search?q=${enc(q)}&limit=30`).then(setFound, (err: unknown) => setError(errorText(err)));
+      api<Found>('GET', `/api/${enc(id)}/search?q=${enc(q)}&limit=30`).then(
+        (r) => current && setFound(r),
+        (err: unknown) => current && setError(errorText(err)),
+      );
     }, 250);
-    return () => clearTimeout(timer);
+    return () => {
+      current = false;
+      clearTimeout(timer);
+    };
   }, [query, id]);
 
   const titleOf = (c: { chatId: string; name?: string | undefined }): string => (isGroupChat(c.chatId) ? (subjects.get(c.chatId) ?? c.name ?? 'Group chat') : (c.name ?? numberOf(c.chatId)));
