@@ -60,12 +60,18 @@ async function until(check: () => Promise<boolean>, ms: number): Promise<boolean
   return check();
 }
 
-test('postgres: spare holds are free to their process, go back when its sends stop, before a refund and on close', async (t) => {
+/** A fresh database and a process that sent three waves from 1,000 credits (so it keeps spares). */
+async function busyStore(): Promise<{ db: Awaited<ReturnType<typeof freshDatabase>>; s: Storage }> {
   const db = await freshDatabase();
   const s = await open(db.url);
+  await s.credits.add(ID, 1_000);
+  for (let i = 0; i < 3; i++) await wave(s);
+  return { db, s };
+}
+
+test('postgres: spare holds are free to their process, go back when its sends stop, before a refund and on close', async (t) => {
+  const { db, s } = await busyStore();
   try {
-    await s.credits.add(ID, 1_000);
-    for (let i = 0; i < 3; i++) await wave(s);
     t.is(s.credits.balance(ID), 940, 'every debit once');
     const busy = await held(db.url);
     t.true(busy.held > 0, 'spare holds are stored after a busy burst (else this test proves nothing)');
@@ -96,11 +102,8 @@ test('postgres: spare holds are free to their process, go back when its sends st
 });
 
 test('postgres: spares stored before the session connection was lost are never given to a send (each send is debited)', async (t) => {
-  const db = await freshDatabase();
-  const s = await open(db.url);
+  const { db, s } = await busyStore();
   try {
-    await s.credits.add(ID, 1_000);
-    for (let i = 0; i < 3; i++) await wave(s);
     t.true((await held(db.url)).held > 0, 'spares are stored');
     // The session connection drops; while it is away, another process's sweep releases this
     // process's holds, spares included (as src/storage/postgres/credits.ts releaseStale does).
