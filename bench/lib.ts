@@ -229,6 +229,7 @@ export async function startDaemon(bin: string, dataDir: string, options: { env?:
   let inspectorUrl: string | null = null;
   child.stderr!.on('data', (d: Buffer) => {
     err = (err + d.toString()).slice(-200_000);
+    if (process.env.BENCH_TEE_STDERR) process.stderr.write(d);
     inspectorUrl ??= /Debugger listening on (ws:\/\/\S+)/.exec(err)?.[1] ?? null;
   });
   for (;;) {

@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { percentile, runLoad, stop, type LoadReport, type LoadSpec, type Receiver } from './lib.js';
 
-export const CONNECTIONS = 50;
+export const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 /** Distinct recipients of the sends (the Koa baseline gets the same bodies). */
 export const PHONES = Number(process.env.BENCH_PHONES ?? 1000);
 /** Distinct senders (chats) of the inbound events behind the webhooks. */

@@ -58,6 +58,25 @@ test('commits of concurrent sends are batched and each learns its own balance', 
   await ledger.close();
 });
 
+test('a debit asked while the previous write is under way is written right after it, not a second later', async (t) => {
+  // Guards "Performance, round 2": a commit queued during a write that carried other commits
+  // waited for the next send to wake the ledger, or for the one-second retry when none came.
+  const { store, ledger } = await funded(10);
+  const [a, b] = await Promise.all([ledger.hold(ID), ledger.hold(ID)]);
+  let firstDone = false;
+  const first = a!.commit().then((balance) => ((firstDone = true), balance));
+  // One turn: the first debit's write has started and waits for the disk.
+  await new Promise((r) => setImmediate(r));
+  const started = performance.now();
+  const second = b!.commit();
+  t.false(firstDone, 'the second debit must be asked while the first one is being written');
+  t.deepEqual(await Promise.all([first, second]), [9, 8]);
+  const ms = performance.now() - started;
+  t.true(ms < 500, `the second debit took ${Math.round(ms)} ms (the retry timer is 1,000 ms)`);
+  t.is((await store.read(ID)).balance, 8);
+  await ledger.close();
+});
+
 test('a hold is on disk before hold() resolves; holds left by a crash are released at the next start', async (t) => {
   const { store, ledger } = await funded(3);
   const hold = await ledger.hold(ID);

@@ -301,7 +301,10 @@ export class CreditLedger implements CreditRepository {
       // After the sends this write answered have run their continuations (a refused hold gives its
       // credit back in a microtask).
       setImmediate(() => this.settled.wake());
-      const more = a.holds.length + a.adds.length + a.releases.length > 0 || (a.commits.length > 0 && commits.length === 0);
+      // Debits queued while this write was under way go out at once (they used to wait for the
+      // next send to call `schedule`, up to a whole round of requests later); after a failed
+      // write the debits put back are retried in a second, not in a loop.
+      const more = a.holds.length + a.adds.length + a.releases.length > 0 || (a.commits.length > 0 && !a.failing);
       if (more) this.schedule(a);
       else if (a.commits.length > 0 || a.failing) setTimeout(() => this.schedule(a), 1_000).unref();
     }
