@@ -26,7 +26,19 @@ export interface UsageRepository {
   removeInstance(instanceId: string): Promise<void>;
 }
 
-/** The UTC day of an epoch ms time. */
+/** The day `utcDate` formatted last: [its first ms, its first ms of the next day, its text]. */
+let lastDay: [number, number, string] = [0, 0, ''];
+
+/**
+ * The UTC day of an epoch ms time. Counted once per send (usage per day): the day is formatted
+ * once and kept until a time outside it comes (a Date and an ISO string per send were ~1 % of the
+ * send's CPU in the bench's profile).
+ */
 export function utcDate(ms: number): string {
-  return new Date(ms).toISOString().slice(0, 10);
+  const [start, end, text] = lastDay;
+  if (ms >= start && ms < end) return text;
+  const dayStart = Math.floor(ms / 86_400_000) * 86_400_000;
+  const day = new Date(ms).toISOString().slice(0, 10);
+  lastDay = [dayStart, dayStart + 86_400_000, day];
+  return day;
 }
