@@ -2,7 +2,7 @@
  * `npm run bench`: the gateway and a baseline, in the same run on the same machine, reported as
  * ratios. Every send is a real, durable, debited send. Then one JSON line, then a table
  * `KEY | value | budget | PASS/MISS` of every budgeted key (bench/budgets.ts); BENCH_STRICT=1 exits 1
- * on a MISS. BENCH_ONLY=sends|webhooks|cluster|pg|busy|sessions runs one part (busy: bench/busy.ts against a
+ * on a MISS. BENCH_ONLY=sends|10k|webhooks|cluster|pg|busy|sessions runs one part (busy: bench/busy.ts against a
  * daemon with no sessions; BENCH_BACKLOG=0: webhooks without the offline backlog). BENCH_PHONES /
  * BENCH_CHATS change the recipients of the sends / the chats of the inbound events.
  *
@@ -351,6 +351,13 @@ async function main(): Promise<void> {
     const r = await sendRun(10, premium);
     await rm(r.dataDir, { recursive: true, force: true });
     report(premium ? { send_premium_rps: Math.round(r.rps), send_premium_p99_ms: r.p99 } : { send_rps: Math.round(r.rps), send_p99_ms: r.p99 });
+    return;
+  }
+  if (process.env.BENCH_ONLY === '10k') {
+    // The store of 10,000 instances alone (memory and start-up; for paired runs of two builds).
+    const r = await sendRun(10_000);
+    await rm(r.dataDir, { recursive: true, force: true });
+    report({ send_10k_rps: Math.round(r.rps), rss_mb_10k: r.rss, startup_ms_10k: r.startupMs });
     return;
   }
   if (process.env.BENCH_ONLY === 'sends') {

@@ -86,18 +86,20 @@ export class InstanceMessages {
       case 'm': {
         const existing = this.entries.get(r.messageId);
         if (existing) return null; // a duplicate (offline backlog repeats live messages)
-        const entry: Entry = { id: r.messageId, chatId: r.chatId, fromMe: r.fromMe, status: r.status, timestamp: r.timestamp, updatedAt: r.updatedAt, offset, length, hasMedia: r.media !== undefined };
+        let chat = this.chats.get(r.chatId);
+        if (!chat) {
+          chat = { chatId: r.chatId, isGroup: r.chatId.endsWith('@g.us'), lastMessageAt: 0, unread: 0, ids: [] };
+          this.chats.set(r.chatId, chat);
+        }
+        // The chat's own copy of its id: each send brings a string of its own, and the index keeps
+        // up to 200 messages per chat (1,000 chats: 200,000 entries, ~48 bytes each saved).
+        const entry: Entry = { id: r.messageId, chatId: chat.chatId, fromMe: r.fromMe, status: r.status, timestamp: r.timestamp, updatedAt: r.updatedAt, offset, length, hasMedia: r.media !== undefined };
         if (r.error !== undefined) entry.error = r.error;
         if (r.deleted) entry.deleted = true;
         if (r.reactions) entry.reactions = new Map(Object.entries(r.reactions));
         if (r.votes) entry.votes = new Map(Object.entries(r.votes));
         this.entries.set(entry.id, entry);
         this.liveBytes += length + 1;
-        let chat = this.chats.get(r.chatId);
-        if (!chat) {
-          chat = { chatId: r.chatId, isGroup: r.chatId.endsWith('@g.us'), lastMessageAt: 0, unread: 0, ids: [] };
-          this.chats.set(r.chatId, chat);
-        }
         chat.ids.push(entry.id);
         chat.lastMessageAt = Math.max(chat.lastMessageAt, r.timestamp);
         if (!r.fromMe && r.status !== 'read') chat.unread += 1;
