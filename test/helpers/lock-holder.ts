@@ -3,7 +3,7 @@
  * `node --import tsx test/helpers/lock-holder.ts '<config json>'`. It runs `config.script`, then
  * one JSON command per stdin line, and reports JSON events on stdout, one per line.
  */
-import { readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { linkSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { acquireLock, type HeldLock } from '../../src/storage/files/owner-lock.js';
 import { processRunning } from '../../src/storage/files/process-identity.js';
@@ -73,17 +73,30 @@ function commit(held: HeldLock, file: string, value: number): void {
  * overlap. A killed holder's mark stays behind: its pid is dead, or a zombie its parent has not
  * reaped yet on a loaded machine (kill(pid, 0) still succeeds on a zombie, which once counted as
  * an overlap), so liveness is judged as the lock itself judges it.
+ *
+ * The mark appears whole or not at all: written to a file of our own, then linked into place
+ * (link fails if the mark exists). It was created empty and then written (`wx`): a holder killed
+ * between the two left an empty mark, which the next holder counted as "someone else is inside"
+ * (CI once failed this way: overlaps [0, 1] with two racers killed at random).
  */
 function enter(inside: string): boolean {
+  const mine = `${inside}.${process.pid}`;
+  writeFileSync(mine, String(process.pid));
   try {
-    writeFileSync(inside, String(process.pid), { flag: 'wx' });
+    linkSync(mine, inside);
     return true;
   } catch {
-    const text = readFileSync(inside, 'utf8');
-    if (text === '') return false; // created this instant by someone else who is inside too
+    let text: string;
+    try {
+      text = readFileSync(inside, 'utf8');
+    } catch {
+      return false; // gone again this instant: someone else was inside
+    }
     if (processRunning(Number(text), null)) return false; // a live process is inside too
     writeFileSync(inside, String(process.pid)); // left by a killed holder
     return true;
+  } finally {
+    unlinkSync(mine);
   }
 }
 
