@@ -41,7 +41,8 @@
  * BENCH_SESSIONS_LOGIN_AT=16,32 times the login again at each stage with each of these instead, then
  * with the configured value again (`curve_<n>_login_s_at_<c>`, `..._at_configured`),
  * BENCH_SESSIONS_SNAPSHOTS a directory for heap snapshots of the first stage (after pairing, after
- * round 1, after the last round).
+ * round 1, after the last round), BENCH_SESSIONS_ALLOC a directory for an allocation profile of the
+ * first stage's pairing (`sessions-pairing.heapprofile`, freed objects included).
  * Run alone: `npm run build && BENCH_SESSIONS=1000 node --import=tsx bench/sessions.ts`.
  */
 import { rm, writeFile } from 'node:fs/promises';
@@ -171,6 +172,9 @@ export async function sessionsBench(bin: string, log: (line: string) => void, op
   const LOGIN_AT = process.env.BENCH_SESSIONS_LOGIN_AT ? process.env.BENCH_SESSIONS_LOGIN_AT.split(',').map(Number) : [];
   const snapshots = process.env.BENCH_SESSIONS_SNAPSHOTS;
   const profiles = process.env.BENCH_SESSIONS_PROFILES;
+  // BENCH_SESSIONS_ALLOC=dir: what the daemon allocates while the first stage pairs (a sampling heap
+  // profile counting objects the collector has freed too: the garbage, not only what stays).
+  const allocs = process.env.BENCH_SESSIONS_ALLOC;
   const stages = curveStages(N, process.env.BENCH_SESSIONS_CURVE ? process.env.BENCH_SESSIONS_CURVE.split(',').map(Number) : undefined);
 
   const double = await DoubleProcess.start({ accountData: 'realistic', recordStanzas: false });
@@ -317,6 +321,7 @@ export async function sessionsBench(bin: string, log: (line: string) => void, op
     let pairS: number;
     if (first) {
       if (profiles) await startProfile();
+      if (allocs) await (await insp()).send('HeapProfiler.startSampling', { samplingInterval: 65_536, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
       const t0 = performance.now();
       // Instance 0 first: the connected instance whose sends are timed while the others pair.
       await pairOne(0);
@@ -330,6 +335,12 @@ export async function sessionsBench(bin: string, log: (line: string) => void, op
       pairS = (performance.now() - t0) / 1000;
       if (pairing) log(`sessions: while ${n - 1} accounts paired: daemon event loop lag up to ${pairing.pairing_loop_lag_ms} ms; ${pairing.pairing_sends} sends by instance 0, p50 ${pairing.pairing_send_p50_ms} ms, p99 ${pairing.pairing_send_p99_ms} ms, ${pairing.pairing_send_failures} failed`);
       await stopProfile('pairing');
+      if (allocs) {
+        const { profile: data } = await (await insp()).send<{ profile: unknown }>('HeapProfiler.stopSampling');
+        const file = join(allocs, 'sessions-pairing.heapprofile');
+        await writeFile(file, JSON.stringify(data));
+        log(`sessions: allocation profile ${file}`);
+      }
     } else {
       pairS = await pairRange(instances.length, n, null);
     }

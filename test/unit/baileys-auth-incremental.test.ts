@@ -3,7 +3,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { BufferJSON, type SignalDataTypeMap } from '@whiskeysockets/baileys';
-import { AuthStore, type AuthStoreOptions } from '../../src/connection/baileys/auth-state.js';
+import { AuthStore, tableToJson, type AuthStoreOptions } from '../../src/connection/baileys/auth-state.js';
 import { FileAuthStates } from '../../src/storage/files/auth-state.js';
 import { silent } from './baileys-fake-socket.js';
 import { UNGUARDED } from '../../src/fs/write-guard.js';
@@ -126,4 +126,29 @@ test('after remove() the fresh credentials are written at the next save', async 
   const again = await openStore(fileOf(store), { logger: silent });
   t.deepEqual(again.state.creds.noiseKey.public, store.state.creds.noiseKey.public);
   t.deepEqual(await again.state.keys.get('session', ['a.0']), {});
+});
+
+// A key table is written entry by entry (tableToJson), not through an object built of it: the same
+// document, whatever its keys (phone numbers that an object would keep as integer-indexed elements
+// and put first, "__proto__"), its values (Buffers, Uint8Arrays, nested objects) or their order.
+test('a key table written entry by entry parses to what JSON.stringify of it as an object gives', (t) => {
+  const table = new Map<string, unknown>([
+    ['200000777000001_reverse', '1777000001'],
+    ['1777000002', '200000777000002'],
+    ['1777000001', '200000777000001'],
+    ['__proto__', { polluted: true }],
+    ['0', 'zero'],
+    ['quote"and\\slash', 'x'],
+    ['buf', Buffer.from('one')],
+    ['u8', new Uint8Array([1, 2, 3])],
+    ['nested', { hash: Buffer.alloc(4, 7), indexValueMap: { a: { valueMac: Buffer.from([9]) } }, version: 3 }],
+  ]);
+  const ours = JSON.parse(tableToJson(table)) as Record<string, unknown>;
+  const viaObject = JSON.parse(JSON.stringify(Object.fromEntries(table), BufferJSON.replacer)) as Record<string, unknown>;
+  t.deepEqual(ours, viaObject);
+  t.deepEqual(Object.keys(ours).sort(), [...table.keys()].sort());
+  t.is(Object.getPrototypeOf(ours), Object.prototype, 'an own "__proto__" entry, not a prototype');
+  t.deepEqual(ours.__proto__, { polluted: true });
+  t.is(tableToJson(new Map()), '{}');
+  t.deepEqual(JSON.parse(tableToJson(new Map([['only', 1]]))), { only: 1 });
 });
