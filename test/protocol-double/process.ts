@@ -12,6 +12,8 @@
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { installCachedAgreement } from '../../src/connection/baileys/agreement-keys.js';
+import { installCurveSign } from '../../src/connection/baileys/curve-sign.js';
 import type { AccountDataOption } from './account-data.js';
 import type { ProtocolDoubleOptions, Session } from './server.js';
 
@@ -110,7 +112,8 @@ export class DoubleProcess {
    */
   static async start(options: DoubleProcessOptions = {}, { maxOldSpaceMb = 8192 }: { maxOldSpaceMb?: number } = {}): Promise<DoubleProcess> {
     const child = fork(THIS_FILE, [JSON.stringify(options)], {
-      execArgv: ['--import=tsx', `--max-old-space-size=${maxOldSpaceMb}`],
+      // DOUBLE_NODE_ARGS: more node flags for the double alone (to profile it: a preload, --cpu-prof).
+      execArgv: ['--import=tsx', `--max-old-space-size=${maxOldSpaceMb}`, ...(process.env.DOUBLE_NODE_ARGS ? process.env.DOUBLE_NODE_ARGS.split(' ') : [])],
       // Not the parent's NODE_OPTIONS (a preload or --inspect meant for the daemon).
       env: { ...process.env, NODE_OPTIONS: '' },
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
@@ -223,6 +226,15 @@ async function serve(options: DoubleProcessOptions): Promise<void> {
 }
 
 if (process.send && process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  // The double's own CPU, not the daemon's: its contacts' signatures and key agreements go through
+  // libsignal as the daemon's do, and with curve25519-js's JavaScript signing (8 ms a signature, one
+  // per group message its members write) the double took a whole core while 300 accounts paired
+  // (39 % of its samples in curve25519_sign, 16 % parsing X25519 keys from DER), left none to the
+  // daemon's garbage collector threads on a 2-core machine, and answered in bursts. The daemon's
+  // own replacements make the same bytes (test/unit/curve-sign.test.ts, agreement-keys.test.ts).
+  // Its checks of the daemon's signatures stay curve25519-js's: an independent verifier.
+  installCurveSign();
+  installCachedAgreement();
   serve(JSON.parse(process.argv[2] ?? '{}') as DoubleProcessOptions).catch((err: unknown) => {
     process.send!({ error: err instanceof Error ? err.stack : String(err) });
     process.exit(1);
