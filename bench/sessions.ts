@@ -286,7 +286,7 @@ export async function sessionsBench(bin: string, log: (line: string) => void, op
     const started = performance.now();
     let done = 0;
     await pool(from, to, PAIR_CONCURRENCY, async (i) => {
-      if (lag && PAIR_RATE > 0) await sleep(started + ((i - from) * 1000) / PAIR_RATE - performance.now());
+      if (lag && PAIR_RATE > 0) await sleep(Math.max(0, started + ((i - from) * 1000) / PAIR_RATE - performance.now()));
       await pairOne(i);
       const count = from + ++done; // taken before the await below, which other workers pass
       if (count % 100 === 0 || count === to) {

@@ -152,3 +152,40 @@ test('a key table written entry by entry parses to what JSON.stringify of it as 
   t.is(tableToJson(new Map()), '{}');
   t.deepEqual(JSON.parse(tableToJson(new Map([['only', 1]]))), { only: 1 });
 });
+
+// The app-state collection states are kept as JSON text (COLD in auth-state.ts: thousands of small
+// objects a session the collector would mark at every full collection): a read gives what was
+// written, Buffers and all, a new object each time; writing the same state again saves nothing; a
+// changed one is saved; and it survives a restart.
+test('app-state collection states are kept as text: read back whole, compared by value, saved and reloaded', async (t) => {
+  const { dir, store } = await tempStore();
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const { keys } = store.state;
+  const state = (version: number) => ({ version, hash: Buffer.alloc(128, version), indexValueMap: { 'aW5kZXgtMQ==': { valueMac: Buffer.from([1, 2, 3]) }, 'aW5kZXgtMg==': { valueMac: new Uint8Array([4, 5]) } } });
+  await keys.set({ 'app-state-sync-version': { regular: state(3), critical_block: state(1) } });
+  await store.flush();
+  const writes = store.writes;
+
+  const read = await keys.get('app-state-sync-version', ['regular', 'critical_block', 'missing']);
+  t.deepEqual(Object.keys(read).sort(), ['critical_block', 'regular']);
+  t.true(Buffer.isBuffer(read.regular!.hash) && read.regular!.hash.equals(Buffer.alloc(128, 3)));
+  t.deepEqual(Buffer.from(read.regular!.indexValueMap['aW5kZXgtMg==']!.valueMac), Buffer.from([4, 5]));
+  t.is(read.regular!.version, 3);
+  const again = await keys.get('app-state-sync-version', ['regular']);
+  t.not(again.regular, read.regular, 'a new object at each read');
+  t.deepEqual(again.regular, read.regular);
+
+  // Baileys writes back what it read, unchanged: nothing to save. Then a real change.
+  await keys.set({ 'app-state-sync-version': { regular: read.regular! } });
+  await store.flush();
+  t.is(store.writes, writes);
+  await keys.set({ 'app-state-sync-version': { regular: state(4), critical_block: null } });
+  await store.flush();
+  t.is(store.writes, writes + 1);
+
+  const reopened = await openStore(fileOf(store), { logger: silent });
+  const after = await reopened.state.keys.get('app-state-sync-version', ['regular', 'critical_block']);
+  t.deepEqual(Object.keys(after), ['regular']);
+  t.true(after.regular!.hash.equals(Buffer.alloc(128, 4)));
+  t.deepEqual(JSON.parse(await readFile(fileOf(store), 'utf8')).keys['app-state-sync-version'], JSON.parse(JSON.stringify({ regular: state(4) }, BufferJSON.replacer)));
+});

@@ -50,15 +50,26 @@ function sameValue(stored: unknown, next: unknown): boolean {
  * that way against ~0.22 MB this way (scavenges over 1,000 writes at a 16 MB young generation),
  * in the same time; its 196 tctokens: 280 against 800 µs.
  */
-export function tableToJson(table: ReadonlyMap<string, unknown>): string {
+export function tableToJson(table: ReadonlyMap<string, unknown>, cold = false): string {
   let json = '{';
   let first = true;
   for (const [id, value] of table) {
-    json += `${first ? '' : ','}${JSON.stringify(id)}:${JSON.stringify(value, BufferJSON.replacer)}`;
+    json += `${first ? '' : ','}${JSON.stringify(id)}:${cold ? (value as string) : JSON.stringify(value, BufferJSON.replacer)}`;
     first = false;
   }
   return `${json}}`;
 }
+
+/**
+ * Key tables kept as each entry's JSON text, parsed again at each read: Baileys reads them only
+ * during an app-state sync or change, and a realistic account's five collection states (LT hash,
+ * and a value MAC for each of ~550 index entries) are over a thousand small objects and Buffers
+ * that the garbage collector otherwise marks at every full collection, for every session, for as
+ * long as it is connected: ~66 KB of heap a session as objects, ~55 KB as text (one object each).
+ * Marking that heap was most of the event loop's stall while 1,000 phones paired (issue
+ * "Performance, round 2", item 3; README, "Performance").
+ */
+const COLD: ReadonlySet<KeyType> = new Set<KeyType>(['app-state-sync-version']);
 
 /** The stored state cannot be used; pairing afresh over it would lose the session. */
 export class AuthStateCorruptError extends GatewayError {
@@ -216,14 +227,16 @@ export class AuthStore {
     const epoch = this.epoch;
     const keys: SignalKeyStore = {
       get: <T extends KeyType>(type: T, ids: string[]) => {
+        const cold = COLD.has(type);
         const read = (): { [id: string]: SignalDataTypeMap[T] } => {
           const table = this.keys.get(type);
           const out: { [id: string]: SignalDataTypeMap[T] } = {};
           if (epoch !== this.epoch || !table) return out;
           for (const id of ids) {
             const value = table.get(id);
-            // Values in a table only ever come from set() or loadKeys() for this very type.
-            if (value !== undefined) out[id] = value as SignalDataTypeMap[T];
+            // Values in a table only ever come from set() or loadKeys() for this very type: a cold
+            // table's are JSON text, a new object at each read (Baileys replaces, never edits, them).
+            if (value !== undefined) out[id] = (cold ? reviveBuffers(JSON.parse(value as string)) : value) as SignalDataTypeMap[T];
           }
           return out;
         };
@@ -247,9 +260,16 @@ export class AuthStore {
             this.keys.set(type, table);
           }
           let tableChanged = false;
+          const cold = COLD.has(type);
           for (const [id, value] of Object.entries(entries)) {
             if (value === null || value === undefined) {
               tableChanged = table.delete(id) || tableChanged;
+            } else if (cold) {
+              const json = JSON.stringify(value, BufferJSON.replacer);
+              if (table.get(id) !== json) {
+                table.set(id, json);
+                tableChanged = true;
+              }
             } else if (!sameValue(table.get(id), value)) {
               table.set(id, compactViews(value));
               tableChanged = true;
@@ -281,8 +301,9 @@ export class AuthStore {
       const table: KeyTable = new Map();
       for (const [id, value] of Object.entries(entries)) {
         if (value === null || value === undefined) continue;
+        if (COLD.has(type as KeyType)) table.set(id, JSON.stringify(value, BufferJSON.replacer));
         // JSON loses the protobuf class; Baileys calls methods that only the class has.
-        table.set(id, type === 'app-state-sync-key' && isRecord(value) ? proto.Message.AppStateSyncKeyData.fromObject(value) : value);
+        else table.set(id, type === 'app-state-sync-key' && isRecord(value) ? proto.Message.AppStateSyncKeyData.fromObject(value) : value);
       }
       this.keys.set(type as KeyType, table);
     }
@@ -303,7 +324,7 @@ export class AuthStore {
         json: () => {
           let json = this.tableJson.get(type);
           if (json === undefined) {
-            json = tableToJson(table);
+            json = tableToJson(table, COLD.has(type));
             this.tableJson.set(type, json);
           }
           return json;
