@@ -46,7 +46,8 @@ export function qrSegments(qr: string): QRCode.QRCodeSegment[] {
  */
 export function qrPng(qr: string): Buffer {
   const { size, data } = QRCode.create(qrSegments(qr), { errorCorrectionLevel: 'L' }).modules;
-  const scale = WIDTH >= size + MARGIN * 2 ? WIDTH / (size + MARGIN * 2) : 4;
+  // Always WIDTH / modules: the largest symbol (version 40, 177 modules + margins) is narrower than WIDTH.
+  const scale = WIDTH / (size + MARGIN * 2);
   const side = Math.floor((size + MARGIN * 2) * scale);
   const margin = MARGIN * scale;
   // One filter byte, then `side` grey bytes, a row; every row filtered "Up" (2): each byte is its

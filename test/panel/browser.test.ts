@@ -87,6 +87,10 @@ test('admin: sign in, instances (sandbox and WhatsApp), live QR, pairing code, c
   fake.made.get(wa.id)!.set('qr_code_generated', 'wa-qr-2');
   await waitFor(async () => (await qr.getAttribute('src')) !== src1, 10_000, 'the rotated QR');
   t.regex((await qr.getAttribute('src')) ?? '', /^data:image\/png;base64,/);
+  // The browser decodes the gateway's own PNG writer's image (src/instances/qr-image.ts), at its size.
+  await waitFor(async () => qr.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth > 0), 10_000, 'the QR image decoded');
+  t.deepEqual(await qr.evaluate((img: HTMLImageElement) => [img.naturalWidth, img.naturalHeight]), [264, 264]);
+  await shots(t, page, '03a-pairing-qr');
   await page.getByText('On the phone: WhatsApp › Linked devices › Link a device').waitFor();
   await page.getByRole('link', { name: 'All instances' }).click();
   const waRow = page.locator(`[data-instance="${wa.id}"]`);

@@ -5,7 +5,8 @@
  * Baileys hands the key store values that point into the blobs they were decoded from: each
  * `valueMac` of an app-state version (`app-state-sync-version`, one per address-book entry and
  * setting) is `record.value.blob.subarray(-32)`, a view into the whole downloaded snapshot or
- * patch; identity keys and trust tokens are views into the WebSocket frame they came in. Kept for
+ * patch (those are now kept as JSON text instead: COLD in auth-state.ts); identity keys and trust
+ * tokens are views into the WebSocket frame they came in. Kept for
  * the life of the session, each view kept its whole source alive: after a first sync a realistic
  * account held ~190 KB of such buffers (`external` after pairing 237 MiB for 1,000 sessions, 46
  * MiB for the same sessions read back after a restart).
