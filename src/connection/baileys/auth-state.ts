@@ -69,8 +69,16 @@ export function tableToJson(table: ReadonlyMap<string, unknown>, cold = false): 
  * long as it is connected: ~66 KB of heap a session as objects, ~55 KB as text (one object each).
  * Marking that heap was most of the event loop's stall while 1,000 phones paired (issue
  * "Performance, round 2", item 3; README, "Performance").
+ *
+ * Signal sessions and trusted-contact tokens too: in a heap snapshot of 200 realistic accounts just
+ * paired (1.57 million objects), the 39,000 tokens were each an object, a Buffer, its ArrayBuffer
+ * and backing store and a timestamp string (~195,000 objects), and the 3,735 Signal session
+ * records (libsignal's serialised form: objects keyed by base64 keys, each with a hidden class,
+ * descriptor array and enum cache of its own) ~25 objects each. Baileys reads a session once a
+ * message it encrypts or decrypts and parses it into a SessionRecord anyway, and a token once a
+ * send; a JSON.parse of a few kilobytes is small beside the Signal crypto of that message.
  */
-const COLD: ReadonlySet<KeyType> = new Set<KeyType>(['app-state-sync-version']);
+const COLD: ReadonlySet<KeyType> = new Set<KeyType>(['app-state-sync-version', 'session', 'tctoken']);
 
 /** The stored state cannot be used; pairing afresh over it would lose the session. */
 export class AuthStateCorruptError extends GatewayError {
