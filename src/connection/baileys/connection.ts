@@ -34,6 +34,7 @@ import { installCurveSign } from './curve-sign.js';
 import { withSharedTransactionStorage } from './shared-async-storage.js';
 import { installCurveVerify } from './curve-verify.js';
 import { installCachedAgreement } from './agreement-keys.js';
+import { installObjectFreeMacs } from './libsignal-mac.js';
 import { Waiters } from './waiters.js';
 import { askPairingCode } from './pairing-code.js';
 import { BaileysAccount } from './account.js';
@@ -48,6 +49,8 @@ export type { BaileysOptions, BaileysSettings, MakeSocket, SocketLike } from './
 // instead, and remembered once accepted (see curve-verify.ts).
 installCurveVerify();
 installCachedAgreement();
+// libsignal's MACs without a native Hmac object each (fewer weak handles in full collections' pauses: libsignal-mac.ts).
+installObjectFreeMacs();
 // Pairing (and every group send) signs on the main thread: the same signatures, ~11 times faster (curve-sign.ts).
 installCurveSign();
 
