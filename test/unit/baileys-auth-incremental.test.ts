@@ -223,7 +223,7 @@ test('Signal sessions and tctokens are kept as text: equal on read, a new object
   const record = (n: number) => ({
     _sessions: { [Buffer.alloc(33, n).toString('base64')]: { registrationId: n, currentRatchet: { rootKey: Buffer.alloc(32, n).toString('base64'), previousCounter: 0 }, _chains: { [Buffer.alloc(33, n + 1).toString('base64')]: { chainKey: { counter: n, key: Buffer.alloc(32, 9).toString('base64') }, chainType: 1, messageKeys: {} } } } },
     version: 'v1',
-  });
+  }) as unknown as SignalDataTypeMap['session']; // libsignal's serialised record (Baileys types it as bytes)
   const token = (n: number) => ({ token: Buffer.alloc(40, n), timestamp: String(1_700_000_000 + n) });
   await keys.set({ session: { '111.0': record(1), '222.0': record(2) }, tctoken: { '111@s.whatsapp.net': token(1) } });
   await store.flush();
