@@ -1,4 +1,3 @@
-import assert from 'node:assert';
 import { hash } from 'node:crypto';
 import { createRequire } from 'node:module';
 
@@ -50,26 +49,31 @@ function calculateMAC(key: Buffer, data: Buffer): Buffer {
   return hmacSha256(key, data);
 }
 
-/** libsignal's deriveSecrets (RFC 5869 with a 32-byte salt, the first one to three 32-byte blocks), line for line. */
-function deriveSecrets(input: Buffer, salt: Buffer, info: Buffer, chunks?: number): Buffer[] {
-  assertBuffer(input);
-  assertBuffer(salt);
-  assertBuffer(info);
-  if (salt.byteLength != 32) throw new Error('Got salt of incorrect length');
-  const n = chunks || 3;
-  // libsignal's assert() words its message from its own source line: the same words here.
-  assert(n >= 1 && n <= 3, 'The expression evaluated to a falsy value:\n\n  assert(chunks >= 1 && chunks <= 3)\n');
-  const prk = calculateMAC(salt, input);
-  const infoArray = new Uint8Array(info.byteLength + 1 + 32);
-  infoArray.set(info, 32);
-  infoArray[infoArray.length - 1] = 1;
-  const signed = [calculateMAC(prk, Buffer.from(infoArray.slice(32)))];
-  for (let i = 2; i <= n; i++) {
-    infoArray.set(signed[signed.length - 1]!);
-    infoArray[infoArray.length - 1] = i;
-    signed.push(calculateMAC(prk, Buffer.from(infoArray)));
-  }
-  return signed;
+/**
+ * libsignal's deriveSecrets (RFC 5869 with a 32-byte salt, the first one to three 32-byte blocks),
+ * line for line. A chunk count out of range goes to libsignal's own function, which refuses it
+ * with its assert() (whose message differs between Node 20 and 24: the same refusal either way).
+ */
+function deriveSecretsWith(original: LibsignalCrypto['deriveSecrets']): LibsignalCrypto['deriveSecrets'] {
+  return (input, salt, info, chunks) => {
+    assertBuffer(input);
+    assertBuffer(salt);
+    assertBuffer(info);
+    if (salt.byteLength != 32) throw new Error('Got salt of incorrect length');
+    const n = chunks || 3;
+    if (!(n >= 1 && n <= 3)) return original(input, salt, info, chunks);
+    const prk = calculateMAC(salt, input);
+    const infoArray = new Uint8Array(info.byteLength + 1 + 32);
+    infoArray.set(info, 32);
+    infoArray[infoArray.length - 1] = 1;
+    const signed = [calculateMAC(prk, Buffer.from(infoArray.slice(32)))];
+    for (let i = 2; i <= n; i++) {
+      infoArray.set(signed[signed.length - 1]!);
+      infoArray[infoArray.length - 1] = i;
+      signed.push(calculateMAC(prk, Buffer.from(infoArray)));
+    }
+    return signed;
+  };
 }
 
 function verifyMAC(data: Buffer, key: Buffer, mac: Buffer, length: number): void {
@@ -102,5 +106,6 @@ let installed = false;
 export function installObjectFreeMacs(): void {
   if (installed) return;
   installed = true;
-  Object.assign(libsignalCrypto(), { calculateMAC, deriveSecrets, verifyMAC, hash: sha512 });
+  const module = libsignalCrypto();
+  Object.assign(module, { calculateMAC, deriveSecrets: deriveSecretsWith(module.deriveSecrets.bind(module)), verifyMAC, hash: sha512 });
 }
