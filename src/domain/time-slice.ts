@@ -53,11 +53,17 @@ function pump(): void {
   waiting.shift()!();
 }
 
+/**
+ * Runs `work` on a later turn, in line behind every chain and piece of work paused before it, once
+ * that turn has time left; the microtasks `work` starts run before the next in line (see pump).
+ */
+export function runWhenTurnHasTime(work: () => void): void {
+  waiting.push(work);
+  setImmediate(pump);
+}
+
 /** A promise for a later turn when this one has run long, else null (go on synchronously). */
 export function pauseIfLong(): Promise<void> | null {
   if (!sliceSpent()) return null;
-  return new Promise<void>((resolve) => {
-    waiting.push(resolve);
-    setImmediate(pump);
-  });
+  return new Promise<void>((resolve) => runWhenTurnHasTime(resolve));
 }

@@ -1,7 +1,8 @@
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { isErrorCode } from '../domain/errors.js';
 import type { MetricsSink } from '../domain/metrics-sink.js';
 import type { ConnectionStatus } from '../domain/types.js';
+import { collectProcessMetrics } from './process-metrics.js';
 
 /** What the collectors read at scrape time. */
 export interface MetricsSources {
@@ -42,7 +43,7 @@ export function createGatewayMetrics(sources: MetricsSources, options: { default
   // The event-loop lag histogram samples on a timer: prom-client's default, every 10 ms, woke an
   // idle daemon ~200 times a second (strace: epoll_pwait), 1 % of a core on the 2-core machine with
   // nothing to do. Every 20 ms keeps a stall's length within 20 ms of the truth at half the wake-ups.
-  if (options.defaultMetrics !== false) collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: LAG_SAMPLE_MS });
+  if (options.defaultMetrics !== false) collectProcessMetrics(registry, LAG_SAMPLE_MS);
 
   const sends = new Counter({
     name: 'gateway_sends_total',

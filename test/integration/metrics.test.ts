@@ -1,3 +1,4 @@
+import { open, type FileHandle } from 'node:fs/promises';
 import { networkInterfaces } from 'node:os';
 import test from 'ava';
 import { request, startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
@@ -90,6 +91,29 @@ test('process metrics include event-loop lag', async (t) => {
     t.not(sample(text, 'nodejs_eventloop_lag_seconds'), undefined);
     t.not(sample(text, 'process_resident_memory_bytes'), undefined);
   } finally {
+    await d.close();
+  }
+});
+
+// Rule (issue "Performance, round 2", item 3): a scrape of a daemon holding thousands of sockets
+// does not stall the event loop: open descriptors are counted off the loop, and the collectors
+// that list every handle twice per scrape are left out (nodejs_active_resources says the same).
+// Serial: the count is the whole process's, and the other tests here open and close daemons.
+test.serial('process_open_fds counts what the process holds; nodejs_active_handles and _requests are left out for nodejs_active_resources', async (t) => {
+  const d = await startTestDaemon({ defaultMetrics: true });
+  const files: FileHandle[] = [];
+  try {
+    const before = sample(await scrape(d), 'process_open_fds');
+    t.true(before !== undefined && before > 3, `process_open_fds ${before}`);
+    for (let i = 0; i < 25; i++) files.push(await open(process.execPath, 'r'));
+    const text = await scrape(d);
+    const after = sample(text, 'process_open_fds')!;
+    t.true(after - before! >= 25 && after - before! <= 40, `process_open_fds ${before} then ${after} with 25 more files open`);
+    for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total']) t.false(text.includes(`\n${name} `), `${name} is listed`);
+    t.false(/^nodejs_active_handles\{/m.test(text));
+    t.true(sample(text, 'nodejs_active_resources_total')! > 0);
+  } finally {
+    for (const f of files) await f.close();
     await d.close();
   }
 });

@@ -30,6 +30,7 @@ import { RecentQuotables, RecentSends } from './recent-sends.js';
 import { keepAliveIntervalMs } from './keepalive.js';
 import { KEEPALIVE_OFF_MS, KeepaliveClock } from './keepalive-clock.js';
 import { keepSocketAlive } from './keep-socket-alive.js';
+import { paceIncomingFrames } from './frame-pacing.js';
 import { installCurveSign } from './curve-sign.js';
 import { withSharedTransactionStorage } from './shared-async-storage.js';
 import { installCurveVerify } from './curve-verify.js';
@@ -534,6 +535,8 @@ export class BaileysConnection implements Connection {
     store.beforeSave(this.flushBook);
     void this.book.bind(state.keys).catch((err: unknown) => this.log.error({ err }, 'reading the account book failed'));
     attachAccountEvents(sock, this.book, this.hooks, this.log);
+    // Frames wait for a turn with time when hundreds of sockets have data at once (frame-pacing.ts).
+    if (sock.ws) paceIncomingFrames(sock.ws);
     const stopKeepalive = keepSocketAlive(sock, this.keepalive, this.keepAliveMs, this.baileysLog);
     sock.ev.on('connection.update', (update) => {
       if (update.connection === 'close') stopKeepalive();

@@ -1,4 +1,5 @@
 import { DEFAULT_CONNECTION_CONFIG } from '@whiskeysockets/baileys';
+import { runWhenTurnHasTime, sliceSpent } from '../../domain/time-slice.js';
 
 /**
  * One clock for the keepalives of every session of a daemon: each session still pings WhatsApp at
@@ -17,6 +18,11 @@ import { DEFAULT_CONNECTION_CONFIG } from '@whiskeysockets/baileys';
  * clock by keep-socket-alive.ts, as Baileys does them: a ping (an `iq` of xmlns `w:p`) while the
  * socket is open, and the end of a socket that received nothing for its interval + 5 s (408,
  * "Connection was lost"; the reconnect policy takes it from there).
+ *
+ * A tick's beats share the event loop's time slices (time-slice.ts): those left when the turn has
+ * run SLICE_MS fire on the turns after. While 1,000 accounts paired, one tick's ~33 pings (each a
+ * Baileys query: a stack formatted for its timeout, a frame encrypted and written) held the loop
+ * for up to 78 ms in one timer callback (CPU profile of `pairing_loop_lag_ms`'s worst gaps).
  */
 
 /** Baileys' keepAliveIntervalMs when this clock keeps the socket alive: setInterval's longest (24.8 days), never reached. */
@@ -26,6 +32,8 @@ interface Beat {
   every: number;
   at: number;
   fire: (tick: number) => void;
+  /** Stopped: a beat waiting for a turn with time is not fired. */
+  removed: boolean;
 }
 
 export class KeepaliveClock {
@@ -51,7 +59,7 @@ export class KeepaliveClock {
   /** Calls `fire` (with the tick's number) every `intervalMs`, rounded to whole ticks (at least one), until the returned function is called. */
   every(intervalMs: number, fire: (tick: number) => void): () => void {
     const every = Math.max(1, Math.round(intervalMs / this.tickMs));
-    const beat: Beat = { every, at: this.tick + every, fire };
+    const beat: Beat = { every, at: this.tick + every, fire, removed: false };
     this.place(beat);
     this.size += 1;
     if (this.timer === null && !this.ticking) {
@@ -59,10 +67,9 @@ export class KeepaliveClock {
       this.startedAt = performance.now() - this.tick * this.tickMs;
       this.schedule();
     }
-    let removed = false;
     return () => {
-      if (removed) return;
-      removed = true;
+      if (beat.removed) return;
+      beat.removed = true;
       this.due.get(beat.at)?.delete(beat);
       this.size -= 1;
       if (this.size === 0 && this.timer) {
@@ -109,6 +116,11 @@ export class KeepaliveClock {
       this.place(beat);
     }
     // Placed again first: a beat that removes itself (its socket ended) removes its next place.
-    for (const beat of slot) beat.fire(this.tick);
+    const tick = this.tick;
+    for (const beat of slot) {
+      if (beat.removed) continue;
+      if (!sliceSpent()) beat.fire(tick);
+      else runWhenTurnHasTime(() => beat.removed || beat.fire(tick));
+    }
   }
 }
