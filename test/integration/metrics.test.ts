@@ -108,7 +108,8 @@ test.serial('process_open_fds counts what the process holds; nodejs_active_handl
     for (let i = 0; i < 25; i++) files.push(await open(process.execPath, 'r'));
     const text = await scrape(d);
     const after = sample(text, 'process_open_fds')!;
-    t.true(after - before! >= 25 && after - before! <= 40, `process_open_fds ${before} then ${after} with 25 more files open`);
+    // Within a few: the process's own descriptors come and go (Node 24 closed one between the scrapes).
+    t.true(after - before! >= 20 && after - before! <= 40, `process_open_fds ${before} then ${after} with 25 more files open`);
     for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total']) t.false(text.includes(`\n${name} `), `${name} is listed`);
     t.false(/^nodejs_active_handles\{/m.test(text));
     t.true(sample(text, 'nodejs_active_resources_total')! > 0);
