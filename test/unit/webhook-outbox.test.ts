@@ -137,11 +137,17 @@ test('lines appended during a compaction follow the snapshot in order', async (t
   const file = join(dir, 'outbox.jsonl');
   const line = (id: string) => JSON.stringify({ x: [id] });
   const places = new Map<string, Loc>();
+  // The old lines the snapshot saw on disk. A lazy one still queued when the compaction read the
+  // file is not in the snapshot's bytes: it stays in the tail, after the snapshot (CI on Node 24
+  // once caught the last old line there).
+  const oldSeen = new Set<string>();
   const owner = {
     relocate: () => undefined,
     // Keeps one line for the old ones, and the newer lines already on disk as they are.
     snapshot: (data: Buffer) => {
-      const live = completeLines(data.toString('utf8')).filter((l) => l.includes('msg_during'));
+      const all = completeLines(data.toString('utf8'));
+      for (const l of all) if (l.includes('msg_old')) oldSeen.add((JSON.parse(l) as { x: string[] }).x[0]!);
+      const live = all.filter((l) => l.includes('msg_during'));
       const lines = [line('msg_kept0000001'), ...live];
       return {
         lines,
@@ -156,7 +162,11 @@ test('lines appended during a compaction follow the snapshot in order', async (t
     },
   };
   const { log } = await RecordLog.open(file, owner, testGuard);
-  for (let i = 0; i < 20; i++) await log.append(line(`msg_old00000${String(i).padStart(2, '0')}`), i % 2 === 0);
+  const oldIds: string[] = [];
+  for (let i = 0; i < 20; i++) {
+    oldIds.push(`msg_old00000${String(i).padStart(2, '0')}`);
+    await log.append(line(oldIds[i]!), i % 2 === 0);
+  }
   const compaction = log.compact();
   t.true(log.compacting);
   const during: Promise<void>[] = [];
@@ -173,7 +183,7 @@ test('lines appended during a compaction follow the snapshot in order', async (t
   const text = await readFile(file, 'utf8');
   t.deepEqual(
     completeLines(text).map((l) => (JSON.parse(l) as { x: string[] }).x[0]),
-    ['msg_kept0000001', ...ids],
+    ['msg_kept0000001', ...oldIds.filter((id) => !oldSeen.has(id)), ...ids],
   );
   for (const id of ids) {
     const loc = places.get(id)!;
