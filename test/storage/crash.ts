@@ -5,7 +5,6 @@
  * there (and nothing else is half there).
  */
 import { spawn } from 'node:child_process';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import type { StorageLocation } from './engines.js';
 
@@ -33,13 +32,22 @@ export function crashRun<T = unknown>(at: StorageLocation, scenario: string, arg
       reject(new Error(`crash child ${scenario} did not reach its kill point in ${timeoutMs} ms; acks ${acks.length}; stderr: ${stderr}`));
     }, timeoutMs);
     child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
-    createInterface({ input: child.stdout }).on('line', (line) => {
-      if (!line.startsWith('ack ')) return;
-      // Lines the child wrote before it died still count, even when read after the kill.
-      acks.push(JSON.parse(line.slice(4)) as T);
-      if (!killed && killWhen(acks)) {
-        killed = true;
-        child.kill('SIGKILL');
+    // Only whole lines: one the child was writing when it died (its stdout is a pipe, and a write
+    // larger than the pipe has room for goes out in pieces) was never acknowledged. readline would
+    // hand that piece over at the end as a line, and JSON.parse of it threw (seen in CI on Node 24).
+    let rest = '';
+    child.stdout.setEncoding('utf8');
+    child.stdout.on('data', (chunk: string) => {
+      const lines = (rest + chunk).split('\n');
+      rest = lines.pop()!;
+      for (const line of lines) {
+        if (!line.startsWith('ack ')) continue;
+        // Lines the child wrote before it died still count, even when read after the kill.
+        acks.push(JSON.parse(line.slice(4)) as T);
+        if (!killed && killWhen(acks)) {
+          killed = true;
+          child.kill('SIGKILL');
+        }
       }
     });
     child.on('close', (code, signal) => {
