@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { errorMessage } from '../domain/errors.js';
 import type { ConnectionStatus } from '../domain/types.js';
 import type { Db } from '../storage/postgres/db.js';
-import { LIVE_SESSIONS } from '../storage/postgres/session.js';
+import { LIVE_SESSIONS } from '../storage/postgres/session-sql.js';
 
 /** What the lease manager does with the instances it gains and loses. */
 export interface LeaseHooks {

@@ -3,7 +3,6 @@ import { checkNodeVersion } from './node-version.js';
 import { checkDataDirExists, checkPermissions } from './permissions.js';
 import { checkPort } from './port.js';
 import { checkWhatsApp } from './whatsapp.js';
-import { checkDatabase } from './database.js';
 import { withEnvironment } from '../config/load.js';
 import { checkConfig, checkStore } from './store.js';
 import type { CheckResult, DoctorReport } from './types.js';
@@ -29,7 +28,8 @@ export async function runDoctor(dataDir: string, options: { nodeVersion?: string
     checks.push(await checkStore(dataDir, (config ?? defaultConfig()).plans.trialDays));
     checks.push(config ? await checkPort(dataDir, config.host, config.port) : skipped('port', 'config.json is not valid'));
     checks.push(config ? await checkWhatsApp(config.baileys.webSocketUrl) : skipped('whatsapp', 'config.json is not valid'));
-    checks.push(config ? await checkDatabase(withEnvironment(config).storage.postgres.url) : skipped('database', 'config.json is not valid'));
+    // pg loads only for this check (see storage/open.ts).
+    checks.push(config ? await (await import('./database.js')).checkDatabase(withEnvironment(config).storage.postgres.url) : skipped('database', 'config.json is not valid'));
   }
   return { ok: checks.every((c) => c.status !== 'fail'), dataDir, checks };
 }

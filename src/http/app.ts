@@ -9,6 +9,7 @@ import { authenticate, type AuthDeps } from './auth.js';
 import { ControlRequests } from './control-requests.js';
 import { errorMiddleware } from './error-middleware.js';
 import { readJsonBody } from './json-body.js';
+import { setBody } from './response-body.js';
 import type { RouteContext, RouteDef } from './route.js';
 
 export interface AppDeps {
@@ -98,7 +99,7 @@ function handlerOf(def: RouteDef, deps: AppDeps): Middleware {
     const result = await def.handle(routeCtx);
     if (result !== undefined) {
       ctx.status = def.status ?? 200;
-      ctx.body = result;
+      setBody(ctx, result);
     }
   };
 }

@@ -2,6 +2,7 @@ import type { Context, Middleware } from 'koa';
 import type { Logger } from 'pino';
 import { GatewayError } from '../domain/errors.js';
 import type { ControlRequests } from './control-requests.js';
+import { setBody } from './response-body.js';
 
 /**
  * Writes the DESIGN.md error body. 5xx messages not written for clients are replaced, except on
@@ -11,7 +12,7 @@ import type { ControlRequests } from './control-requests.js';
 export function renderError(ctx: Context, err: GatewayError, control?: ControlRequests): void {
   ctx.status = err.status;
   if (err.retryAfter !== undefined) ctx.set('Retry-After', String(err.retryAfter));
-  ctx.body = errorBody(err, control?.has(ctx.req) ?? false);
+  setBody(ctx, errorBody(err, control?.has(ctx.req) ?? false));
 }
 
 /** The DESIGN.md error body of `err` for a client (`trusted`: the local CLI, which sees every message). */

@@ -5,7 +5,6 @@ import type { Clock } from '../domain/clock.js';
 import type { Timers } from '../domain/timers.js';
 import type { WriteGuard } from '../fs/write-guard.js';
 import { openFileStorage } from './files/index.js';
-import { openPostgresStorage } from './postgres/index.js';
 import type { Storage } from './storage.js';
 
 export interface OpenStorageOptions {
@@ -24,6 +23,9 @@ export interface OpenStorageOptions {
 export async function openStorage(options: OpenStorageOptions): Promise<{ storage: Storage; config: GatewayConfig }> {
   const url = options.config.storage.postgres.url;
   if (url === null) return { storage: await openFileStorage(options), config: options.config };
+  // Loaded only here: pg (and what it loads at import, undici for its runtime check) is ~65 ms of
+  // every CLI command's start-up on the files engine otherwise (see scripts/bundle.mjs).
+  const { openPostgresStorage } = await import('./postgres/index.js');
   const storage = await openPostgresStorage({ url, config: options.config, clock: options.clock, timers: options.timers, logger: options.logger, nodeId: nodeIdOf(options.config) });
   // One gateway, not one per node: the plans and the webhook policy are the gateway's.
   const shared = await storage.db.query<{ settings: Partial<Pick<GatewayConfig, 'plans' | 'webhooks'>> }>('the gateway record', 'SELECT settings FROM gateway WHERE id = 1');

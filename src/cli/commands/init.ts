@@ -1,6 +1,5 @@
 import type { Command } from 'commander';
 import { envClusterSecret, envDatabaseUrl, isInitialised, loadConfig, saveConfig } from '../../config/load.js';
-import { initDatabase } from '../../cluster/init-database.js';
 import { defaultConfig } from '../../config/validate.js';
 import type { WriteGuard } from '../../fs/write-guard.js';
 import { dataDirHolder, lockDataDir, unlockDataDir } from '../../storage/files/data-dir-lock.js';
@@ -122,6 +121,8 @@ async function initNode(dataDir: string, url: string, opts: InitOptions, answers
   // The database first: a refused join leaves this data dir as it was.
   const base = isInitialised(dataDir) ? loadConfig(dataDir) : defaultConfig();
   const webhooks = { ...base.webhooks, allowPrivateTargets: answers.allowPrivateTargets ?? base.webhooks.allowPrivateTargets };
+  // pg loads only when a database is named (see storage/open.ts).
+  const { initDatabase } = await import('../../cluster/init-database.js');
   const result = await initDatabase(url, { clusterSecret, settings: { plans: base.plans, webhooks } });
   const local = await initialiseDataDir(dataDir, answers, opts.force ?? isInitialised(dataDir), lock);
   const config = {

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { pino } from 'pino';
 import { generateClusterSecret } from '../../cluster/gateway-record.js';
 import { COUNT_NAMES, type KindCounts } from '../../storage/migrate/counts.js';
-import { migrateDataDir, type MigrationReport, type ProgressEvent } from '../../storage/migrate/run.js';
+import type { MigrationReport, ProgressEvent } from '../../storage/migrate/run.js';
 import { globals, outputFlushed } from '../context.js';
 
 function progressLine(e: ProgressEvent): string {
@@ -81,6 +81,8 @@ export function registerStorage(program: Command): void {
     .action(async (opts: { to: string }, cmd: Command) => {
       const { dataDir, json } = globals(cmd);
       const logger = pino({ level: 'warn', base: { pid: process.pid } }, pino.destination({ fd: 2, sync: true }));
+      // pg loads only for this command (see storage/open.ts).
+      const { migrateDataDir } = await import('../../storage/migrate/run.js');
       await migrateDataDir({
         dataDir,
         url: opts.to,

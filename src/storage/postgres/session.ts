@@ -1,11 +1,9 @@
 import { randomInt } from 'node:crypto';
 import pg from 'pg';
 import type { Logger } from 'pino';
-import { LOCK_NAMESPACE } from './migrate.js';
+import { CHANGES, SESSION_LOCK } from './session-sql.js';
 
-/** The channel every change of shared state is announced on: `<session>:<kind>:<instanceId>`. */
-export const CHANGES = 'gw_changes';
-const SESSION_LOCK = LOCK_NAMESPACE + 1;
+export { CHANGES, LIVE_SESSIONS } from './session-sql.js';
 
 export type ChangeKind = 'instances' | 'credits' | 'gateway' | 'leases';
 const KIND_CODE: Record<ChangeKind, string> = { instances: 'i', credits: 'c', gateway: 'g', leases: 'l' };
@@ -16,11 +14,6 @@ export interface SessionHandlers {
   /** Notifications may have been missed (the connection was lost): re-read everything. */
   resync(): void;
 }
-
-/** The SQL that lists the sessions alive now (their process still holds its lock). */
-export const LIVE_SESSIONS = `SELECT objid::bigint AS session FROM pg_locks
-  WHERE locktype = 'advisory' AND classid = ${SESSION_LOCK}::oid AND objsubid = 2 AND granted
-    AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`;
 
 /**
  * This process' presence in the database: one connection of its own that holds an advisory lock
