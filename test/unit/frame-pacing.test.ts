@@ -1,16 +1,13 @@
 import test from 'ava';
 import { EventEmitter } from 'node:events';
 import { paceIncomingFrames } from '../../src/connection/baileys/frame-pacing.js';
+import { busy, watchTimerGaps } from '../helpers/timer-gaps.js';
 
 // Rule (issue "Performance, round 2", item 3: no stall while phones pair): when hundreds of
 // sockets have frames ready in one poll phase, their handling gives the event loop a turn every
 // ~10 ms slice instead of running all of them in that one turn; each socket's frames still reach
 // Baileys in the order they came, none lost, and other events pass straight through.
 // Serial: the slice is one per process, and these tests measure it.
-
-function busy(ms: number): void {
-  for (const until = performance.now() + ms; performance.now() < until; );
-}
 
 /** A socket as Baileys' WebSocket client is: an EventEmitter whose `message` listener handles one frame, partly in microtasks. */
 function socket(name: string, got: string[], costMs: number): EventEmitter {
@@ -41,20 +38,10 @@ test.serial('200 sockets with a frame of ~1 ms each ready in one poll phase: tim
   await new Promise((r) => setImmediate(r));
   const got: string[] = [];
   const sockets = Array.from({ length: 200 }, (_, i) => socket(`s${i}`, got, 1));
-  let units = 0;
-  let most = 0;
-  let timerRuns = 0;
-  let on = true;
-  const tick = (): void => {
-    most = Math.max(most, units);
-    units = 0;
-    timerRuns += 1;
-    if (on) setTimeout(tick, 0);
-  };
-  setTimeout(tick, 0);
+  const gaps = watchTimerGaps();
   const counted = got.push.bind(got);
   got.push = (...items: string[]): number => {
-    units += items.length;
+    items.forEach(() => gaps.unitDone());
     return counted(...items);
   };
   // As libuv's poll phase does: every socket's read callback in one turn, each followed by its
@@ -68,8 +55,8 @@ test.serial('200 sockets with a frame of ~1 ms each ready in one poll phase: tim
     });
   }
   while (got.length < 600) await new Promise((r) => setTimeout(r, 5));
-  on = false;
-  most = Math.max(most, units);
+  const timerRuns = gaps.timerRuns;
+  const most = gaps.stop();
   t.is(got.length, 600);
   for (let i = 0; i < 200; i++) t.deepEqual(got.filter((g) => g.startsWith(`s${i}:`)), [`s${i}:1`, `s${i}:2`, `s${i}:3`]);
   // ~10 per 10 ms slice plus the ones in flight when the slice ran out; all 600 in one turn without pacing.

@@ -7,33 +7,18 @@ import { FileAuthStates } from '../../src/storage/files/auth-state.js';
 import { UNGUARDED } from '../../src/fs/write-guard.js';
 import { pauseIfLong } from '../../src/domain/time-slice.js';
 import { silent } from './baileys-fake-socket.js';
+import { busy, watchTimerGaps } from '../helpers/timer-gaps.js';
 
 // Rule (issue "Performance, round 2", item 4): a backlog of in-memory Signal work (a first history
 // sync's decryptions, each awaiting the key store, chained on Baileys' mutexes) gives the event loop
 // a turn every ~10 ms instead of holding it for the whole backlog; what it reads is unchanged.
 // Serial: the slice is one per process, and these tests measure it.
 
-function busy(ms: number): void {
-  for (const until = performance.now() + ms; performance.now() < until; );
-}
-
-/**
- * The most units of `work` done between two runs of a timer: counted in units, not milliseconds, so
- * a loaded machine (which only stretches each unit) cannot make it fail or pass.
- */
+/** The most units of `work` done between two runs of a timer (see test/helpers/timer-gaps.ts). */
 async function mostUnitsBetweenTimers(work: (unitDone: () => void) => Promise<void>): Promise<number> {
-  let units = 0;
-  let most = 0;
-  let on = true;
-  const tick = (): void => {
-    most = Math.max(most, units);
-    units = 0;
-    if (on) setTimeout(tick, 0);
-  };
-  setTimeout(tick, 0);
-  await work(() => (units += 1));
-  on = false;
-  return Math.max(most, units);
+  const gaps = watchTimerGaps();
+  await work(gaps.unitDone);
+  return gaps.stop();
 }
 
 test.serial('a fresh turn goes on at once (no promise, no await)', async (t) => {

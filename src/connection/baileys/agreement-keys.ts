@@ -1,6 +1,6 @@
 import { diffieHellman, type KeyObject } from 'node:crypto';
-import { createRequire } from 'node:module';
 import { Curve } from '@whiskeysockets/baileys';
+import { requireFromBaileys } from './from-baileys.js';
 import { BoundedMap } from './lru.js';
 import { x25519PrivateKey, x25519PublicKey } from './raw-keys.js';
 
@@ -53,8 +53,7 @@ let installed = false;
 export function installCachedAgreement(): void {
   if (installed) return;
   installed = true;
-  const fromBaileys = createRequire(import.meta.resolve('@whiskeysockets/baileys'));
-  const curve = fromBaileys('libsignal/src/curve.js') as LibsignalCurve;
+  const curve = requireFromBaileys('libsignal/src/curve.js') as LibsignalCurve;
   if (typeof curve.calculateAgreement !== 'function') throw new Error('libsignal/src/curve.js has no calculateAgreement');
   const original = curve.calculateAgreement.bind(curve);
   curve.calculateAgreement = cachedAgreement(original);

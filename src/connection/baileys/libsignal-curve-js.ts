@@ -1,4 +1,4 @@
-import { createRequire } from 'node:module';
+import { requireFromBaileys } from './from-baileys.js';
 
 /** What libsignal calls on curve25519-js at each signature it makes or checks. */
 export interface LibsignalCurveJs {
@@ -12,9 +12,7 @@ export interface LibsignalCurveJs {
  * changes every caller in the process (curve-sign.ts, native-xeddsa.ts).
  */
 export function libsignalCurveJs(): LibsignalCurveJs {
-  const fromBaileys = createRequire(import.meta.resolve('@whiskeysockets/baileys'));
-  const fromLibsignal = createRequire(fromBaileys.resolve('libsignal/src/curve.js'));
-  const curveJs = fromLibsignal('curve25519-js') as Partial<LibsignalCurveJs>;
+  const curveJs = requireFromBaileys('curve25519-js', 'libsignal/src/curve.js') as Partial<LibsignalCurveJs>;
   if (typeof curveJs.sign !== 'function' || typeof curveJs.verify !== 'function') throw new Error('curve25519-js has no sign or verify');
   return curveJs as LibsignalCurveJs;
 }

@@ -1,5 +1,5 @@
 import { hash } from 'node:crypto';
-import { createRequire } from 'node:module';
+import { requireFromBaileys } from './from-baileys.js';
 
 /** The functions of libsignal's `src/crypto.js` replaced here (its session builder and cipher read them from that object at each call). */
 interface LibsignalCrypto {
@@ -89,8 +89,7 @@ function sha512(data: Buffer): Buffer {
 
 /** libsignal's crypto module as Baileys loads it. */
 export function libsignalCrypto(): LibsignalCrypto {
-  const fromBaileys = createRequire(import.meta.resolve('@whiskeysockets/baileys'));
-  const module = fromBaileys('libsignal/src/crypto.js') as Partial<LibsignalCrypto>;
+  const module = requireFromBaileys('libsignal/src/crypto.js') as Partial<LibsignalCrypto>;
   for (const name of ['calculateMAC', 'deriveSecrets', 'verifyMAC', 'hash'] as const) {
     if (typeof module[name] !== 'function') throw new Error(`libsignal/src/crypto.js has no ${name}`);
   }

@@ -1,14 +1,12 @@
-import { createRequire } from 'node:module';
+import { requireFromBaileys } from './from-baileys.js';
 
 /** The one function of libsignal's `src/curve.js` used here (its curve.d.ts says the same). */
 interface LibsignalCurve {
   verifySignature(publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): boolean;
 }
 
-// libsignal is Baileys' dependency, not ours: it is loaded from where Baileys resolves it, so this
-// is the very copy Baileys signs and checks with (lib/Utils/crypto.js), not a second one bundled.
-const fromBaileys = createRequire(import.meta.resolve('@whiskeysockets/baileys'));
-const curve = fromBaileys('libsignal/src/curve.js') as LibsignalCurve;
+// The very copy Baileys signs and checks with (lib/Utils/crypto.js), not a second one bundled.
+const curve = requireFromBaileys('libsignal/src/curve.js') as LibsignalCurve;
 if (typeof curve.verifySignature !== 'function') throw new Error('libsignal/src/curve.js has no verifySignature');
 
 /** libsignal's type byte for a Curve25519 key (DJB_TYPE, Baileys' KEY_BUNDLE_TYPE). */
