@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import Type from 'typebox';
 import type { Feature } from '../features/feature.js';
 import { defineRoute } from '../http/route.js';
+import { setBody } from '../http/response-body.js';
 import { messageReads, type MessageReadParts } from '../messages/reads.js';
 import { gatewayTools, type GatewayTool, type ToolParts } from './tools.js';
 
@@ -51,7 +52,7 @@ const postOnly: Middleware = async (ctx, next) => {
   if (ctx.method === 'POST' || !MCP_PATH.test(ctx.path)) return next();
   ctx.status = 405;
   ctx.set('Allow', 'POST');
-  ctx.body = { jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: this MCP server is stateless; send every message with POST' }, id: null };
+  setBody(ctx, { jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: this MCP server is stateless; send every message with POST' }, id: null });
   return undefined;
 };
 

@@ -12,6 +12,7 @@ import { verifyPassword } from '../domain/passwords.js';
 import type { OperatorRepository } from '../storage/ports/operators.js';
 import type { AuditPart } from '../audit/audit-part.js';
 import { isOperatorName } from '../domain/operator-name.js';
+import { setBody } from '../http/response-body.js';
 
 /** The built front-end: `npm run build` puts it here (both from src/ under tsx and from dist/). */
 export const DEFAULT_STATIC_DIR = join(fileURLToPath(new URL('../../', import.meta.url)), 'dist', 'panel', 'static');
@@ -166,14 +167,14 @@ export function panelMiddleware(deps: PanelHttpDeps): Middleware {
     setCookie(ctx, opened.token, maxAge);
     ctx.set('Cache-Control', 'no-store');
     ctx.status = 201;
-    ctx.body = { success: true, ...opened.view };
+    setBody(ctx, { success: true, ...opened.view });
   };
 
   const current = (ctx: Context): void => {
     const s = deps.sessions.fromRequest(ctx);
     if (!s) throw new GatewayError('UNAUTHORIZED', 'not signed in to the panel');
     ctx.set('Cache-Control', 'no-store');
-    ctx.body = { success: true, ...deps.sessions.view(s) };
+    setBody(ctx, { success: true, ...deps.sessions.view(s) });
   };
 
   const signOut = async (ctx: Context): Promise<void> => {
@@ -183,7 +184,7 @@ export function panelMiddleware(deps: PanelHttpDeps): Middleware {
       await deps.sessions.close(s);
     }
     setCookie(ctx, '', 0);
-    ctx.body = { success: true, signedOut: true };
+    setBody(ctx, { success: true, signedOut: true });
   };
 
   const serveStatic = (ctx: Context): void => {

@@ -14,7 +14,7 @@ import pg from 'pg';
 import { systemClock } from '../../src/domain/clock.js';
 import { systemTimers } from '../../src/domain/timers.js';
 import { openPostgresStorage } from '../../src/storage/postgres/index.js';
-import { LIVE_SESSIONS } from '../../src/storage/postgres/session.js';
+import { LIVE_SESSIONS } from '../../src/storage/postgres/session-sql.js';
 import type { Storage } from '../../src/storage/storage.js';
 import { freshDatabase } from '../helpers/postgres.js';
 import { testConfig } from './engines.js';

@@ -5,7 +5,8 @@ import type { CreditHold, CreditRepository, CreditsDoc } from '../ports/credits.
 import type { Db } from './db.js';
 import type { LeaseEpochs } from './lease-epochs.js';
 import { SettleSignal } from '../../domain/settle-signal.js';
-import { CHANGES, LIVE_SESSIONS, type Session } from './session.js';
+import { CHANGES, LIVE_SESSIONS } from './session-sql.js';
+import type { Session } from './session.js';
 
 interface Waiter<T> {
   resolve(value: T): void;

@@ -8,7 +8,8 @@ import { matches } from '../../schemas/check.js';
 import { InstanceRecordSchema, type InstanceRecord } from '../../schemas/instance.js';
 import type { CreateInstanceInput, CreatedInstance, InstanceRepository } from '../ports/instances.js';
 import type { Db } from './db.js';
-import { CHANGES, type Session } from './session.js';
+import { CHANGES } from './session-sql.js';
+import type { Session } from './session.js';
 
 const DEFAULT_OWNER = 'default';
 

@@ -3,8 +3,6 @@ import pg from 'pg';
 import type { Logger } from 'pino';
 import { CHANGES, SESSION_LOCK } from './session-sql.js';
 
-export { CHANGES, LIVE_SESSIONS } from './session-sql.js';
-
 export type ChangeKind = 'instances' | 'credits' | 'gateway' | 'leases';
 const KIND_CODE: Record<ChangeKind, string> = { instances: 'i', credits: 'c', gateway: 'g', leases: 'l' };
 
