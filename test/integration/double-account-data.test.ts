@@ -17,7 +17,7 @@ import {
 import { pino } from 'pino';
 import { ProtocolDouble } from '../protocol-double/index.js';
 import { COLLECTIONS } from '../protocol-double/app-state.js';
-import { addressBook, REALISTIC_ACCOUNT } from '../protocol-double/account-data.js';
+import { addressBook, PUSH_NAME_ONLY, REALISTIC_ACCOUNT } from '../protocol-double/account-data.js';
 import { cdnDispatcher } from '../protocol-double/cdn.mjs';
 import { memoryKeys } from '../protocol-double/keys.js';
 import { waitFor } from '../helpers/daemon.js';
@@ -126,7 +126,8 @@ test('a realistic account: history, contacts, LID mappings, app state with verif
     t.is(history().reduce((n, h) => n + h.messages.length, 0), REALISTIC_ACCOUNT.messages);
     const book = addressBook(REALISTIC_ACCOUNT.contacts);
     const pushNames = new Set(history().flatMap((h) => h.contacts.filter((x) => x.notify).map((x) => x.id)));
-    t.is(pushNames.size, book.length);
+    t.is(pushNames.size, book.length + 1, 'the address book and one person outside it');
+    t.true(pushNames.has(PUSH_NAME_ONLY.jid));
 
     // App-state contacts: every address-book entry, with its LID; one renamed by a later patch.
     const contacts = new Map<string, { name?: string | undefined; lid?: string | undefined }>();

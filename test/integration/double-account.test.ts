@@ -6,7 +6,9 @@
  * the profile (name as an app-state patch, about, picture set and removed); chat settings and
  * labels as app-state patches whose every MAC the double checks against its own LT hash; labels
  * edited on the phone (server_sync) as label.updated; 409 NOT_BUSINESS on a personal account; a
- * text status post decrypted by its audience (sender keys to status@broadcast).
+ * text status post decrypted by its audience (sender keys to status@broadcast); and (issue 26 item 3)
+ * a push name known only from the history sync still names its contact, now that history sets skip
+ * most of Baileys' event buffer.
  *
  * Media (voice notes, stickers, video notes, media status posts, re-upload) needs the media host's
  * CA at process start: test/e2e/double-account-media.test.ts, with the built daemon.
@@ -15,7 +17,7 @@ import test from 'ava';
 import { DEFAULT_CONNECTION_CONFIG } from '@whiskeysockets/baileys';
 import { startDoubleDaemon, type DoubleDaemon } from '../protocol-double/harness.js';
 import { installCdn } from '../protocol-double/index.js';
-import type { AccountDataSpec } from '../protocol-double/account-data.js';
+import { PUSH_NAME_ONLY, type AccountDataSpec } from '../protocol-double/account-data.js';
 import { randomPng } from '../protocol-double/fixtures.js';
 import { waitFor, type ApiResponse } from '../helpers/daemon.js';
 import { setWebhook, startReceiver, type Receiver } from '../helpers/receiver.js';
@@ -92,7 +94,7 @@ test.serial('what the phone sends is message.sent with fromMe, in history; the g
   t.deepEqual(h.double.errors, []);
 });
 
-test.serial('contacts: the LID <-> phone lookup (mapping, usync), name, about, picture; a number without WhatsApp', async (t) => {
+test.serial('contacts: the LID <-> phone lookup (mapping, usync), name (address book, else the history\'s push names), about, picture; a number without WhatsApp', async (t) => {
   const carol = await h.double.contact('+15550000203', { name: 'Carol' });
   h.double.accountSide.setProfile(carol, { about: 'Busy', picture: randomPng(4) });
   // Nothing known of Carol yet: her LID comes from WhatsApp (usync), about and picture too.
@@ -115,6 +117,9 @@ test.serial('contacts: the LID <-> phone lookup (mapping, usync), name, about, p
   const ana = await h.double.contact('+17770000000');
   const book = await api(biz, 'GET', '/contacts/+17770000000');
   t.like(book.body, { chatId: ana.jid, phone: ana.phone, lid: ana.lid, name: 'Ana Silva (work)', exists: true });
+  // Someone outside the address book, named only by the push names of the history sync.
+  const walkIn = await h.double.contact(`+${PUSH_NAME_ONLY.phone}`);
+  t.like((await api(biz, 'GET', `/contacts/+${PUSH_NAME_ONLY.phone}`)).body, { chatId: walkIn.jid, phone: walkIn.phone, name: PUSH_NAME_ONLY.name, exists: true });
   // A LID whose number WhatsApp never gave (a hidden number): no phone.
   const dana = await h.double.contact('+15550000204', { addressing: 'lid', alt: false });
   t.deepEqual((await api(biz, 'GET', `/contacts/${dana.lid}`)).body, { success: true, instanceId: biz.id, chatId: dana.lid, lid: dana.lid, exists: true });

@@ -161,9 +161,16 @@ export function recentHistory(spec: AccountDataSpec, book: BookEntry[], now = Ma
   return Buffer.from(proto.HistorySync.encode({ syncType: proto.HistorySync.HistorySyncType.RECENT, conversations, progress: 100, chunkOrder: 1 }).finish());
 }
 
-/** Push names of the whole address book (the PUSH_NAME sync), shared by every account. */
+/**
+ * Someone who wrote to the account without being in its address book: WhatsApp's PUSH_NAME sync
+ * carries their push name too, the only name a linked device learns for them.
+ */
+export const PUSH_NAME_ONLY = { phone: '17880000001', jid: '17880000001@s.whatsapp.net', name: 'Walk-in' } as const;
+
+/** Push names of the whole address book and of PUSH_NAME_ONLY (the PUSH_NAME sync), shared by every account. */
 export function pushNameHistory(book: BookEntry[]): Buffer {
-  return Buffer.from(proto.HistorySync.encode({ syncType: proto.HistorySync.HistorySyncType.PUSH_NAME, pushnames: book.map((b) => ({ id: b.jid, pushname: b.name.split(' ')[0] })), progress: 100, chunkOrder: 2 }).finish());
+  const pushnames = [...book.map((b) => ({ id: b.jid, pushname: b.name.split(' ')[0] })), { id: PUSH_NAME_ONLY.jid, pushname: PUSH_NAME_ONLY.name }];
+  return Buffer.from(proto.HistorySync.encode({ syncType: proto.HistorySync.HistorySyncType.PUSH_NAME, pushnames, progress: 100, chunkOrder: 2 }).finish());
 }
 
 /** A group of the account as the history and app state see it. */

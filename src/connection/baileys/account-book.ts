@@ -1,6 +1,7 @@
 import { isLidUser, isPnUser, jidNormalizedUser, type Contact, type WAMessageKey } from '@whiskeysockets/baileys';
 import type { LabelInfo, LabelUpdate } from '../contacts-types.js';
 import { BoundedMap } from './lru.js';
+import { ColdValue } from './cold-value.js';
 
 /**
  * The auth store's key tables, as the book uses them. The gateway's AuthStore keeps any table it is
@@ -68,6 +69,18 @@ function storedContacts(value: unknown): string[] {
   return isStringRecord(value) ? Object.keys(value) : [];
 }
 
+/** Names kept as their stored JSON text (pairs), parsed while in use. */
+function coldNames(value: unknown): ColdValue<Map<string, string>> {
+  const text = typeof value === 'string' ? value : JSON.stringify(storedNames(value));
+  return new ColdValue(text, (t) => new Map(storedNames(t)), (m) => JSON.stringify([...m]));
+}
+
+/** Contacts kept as their stored JSON text (JIDs), parsed while in use. */
+function coldContacts(value: unknown): ColdValue<Set<string>> {
+  const text = typeof value === 'string' ? value : JSON.stringify(storedContacts(value));
+  return new ColdValue(text, (t) => new Set(storedContacts(t)), (c) => JSON.stringify([...c]));
+}
+
 /**
  * What the account knows besides messages: its labels (business accounts) and the chats they are
  * on, the names of its contacts (address book and push names) and which numbers are contacts (the
@@ -76,10 +89,10 @@ function storedContacts(value: unknown): string[] {
  */
 export class AccountBook {
   private labels = new Map<string, StoredLabel>();
-  /** Name by normalised JID (phone JID or LID). */
-  private names = new Map<string, string>();
-  /** Phone JIDs of the address book. */
-  private contacts = new Set<string>();
+  /** Name by normalised JID (phone JID or LID); JSON text while unused (cold-value.ts). */
+  private names = coldNames('[]');
+  /** Phone JIDs of the address book; JSON text while unused. */
+  private contacts = coldContacts('[]');
   private readonly last = new BoundedMap<string, LastMessage>(5000);
   private tables: Tables | null = null;
   /** Parts changed since they were last handed to the auth state; see save(). */
@@ -94,8 +107,10 @@ export class AccountBook {
     this.tables = tables;
     const stored = (await tables.get(TABLE, ['labels', 'names', 'contacts'])) as Record<string, unknown>;
     this.labels = new Map(isStoredLabels(stored.labels) ? Object.entries(stored.labels) : []);
-    this.names = new Map(storedNames(stored.names));
-    this.contacts = new Set(storedContacts(stored.contacts));
+    this.names.cool();
+    this.contacts.cool();
+    this.names = coldNames(stored.names);
+    this.contacts = coldContacts(stored.contacts);
   }
 
   /** A label edit or (dis)association from Baileys; returns the update to report, or null when nothing changed. */
@@ -130,6 +145,10 @@ export class AccountBook {
 
   /** Contacts from the address book (app state), history and push names. */
   contactsChanged(list: Array<Partial<Contact>>): void {
+    // Most updates (a message's sender without a push name) change nothing: nothing to parse.
+    if (!list.some((c) => c.id && (c.name !== undefined || c.notify || c.verifiedName))) return;
+    const names = this.names.use();
+    const contacts = this.contacts.use();
     let namesChanged = false;
     let contactsChanged = false;
     for (const c of list) {
@@ -140,27 +159,33 @@ export class AccountBook {
       const lid = isLidUser(id) ? id : c.lid && isLidUser(c.lid) ? jidNormalizedUser(c.lid) : null;
       for (const jid of [pn, lid]) {
         // An address-book name (`name`) wins over a push name the contact chose (`notify`).
-        if (jid && name && this.names.get(jid) !== name && (c.name !== undefined || !this.names.has(jid))) {
-          this.names.set(jid, name);
+        if (jid && name && names.get(jid) !== name && (c.name !== undefined || !names.has(jid))) {
+          names.set(jid, name);
           namesChanged = true;
         }
       }
-      if (pn && c.name !== undefined && !this.contacts.has(pn)) {
-        this.contacts.add(pn);
+      if (pn && c.name !== undefined && !contacts.has(pn)) {
+        contacts.add(pn);
         contactsChanged = true;
       }
     }
-    if (namesChanged) this.save('names');
-    if (contactsChanged) this.save('contacts');
+    if (namesChanged) {
+      this.names.changed();
+      this.save('names');
+    }
+    if (contactsChanged) {
+      this.contacts.changed();
+      this.save('contacts');
+    }
   }
 
   nameOf(jid: string | null | undefined): string | undefined {
-    return jid ? this.names.get(jidNormalizedUser(jid)) : undefined;
+    return jid ? this.names.use().get(jidNormalizedUser(jid)) : undefined;
   }
 
   /** Phone JIDs of the address book. */
   addressBook(): string[] {
-    return [...this.contacts];
+    return [...this.contacts.use()];
   }
 
   /** Remembers a chat's latest message (under the chat's id and its other address, when known). */
@@ -222,9 +247,9 @@ export class AccountBook {
       case 'labels':
         return Object.fromEntries(this.labels);
       case 'names':
-        return JSON.stringify([...this.names]);
+        return this.names.text();
       case 'contacts':
-        return JSON.stringify([...this.contacts]);
+        return this.contacts.text();
     }
   }
 }

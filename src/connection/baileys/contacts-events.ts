@@ -1,3 +1,4 @@
+import type { BaileysEventMap } from '@whiskeysockets/baileys';
 import type { Logger } from 'pino';
 import type { LabelUpdate } from '../contacts-types.js';
 import type { ConnectionHooks } from '../types.js';
@@ -28,5 +29,36 @@ export function attachAccountEvents(sock: SocketLike, book: AccountBook, hooks: 
   });
   sock.ev.on('contacts.upsert', (contacts) => book.contactsChanged(contacts));
   sock.ev.on('contacts.update', (contacts) => book.contactsChanged(contacts));
-  sock.ev.on('messaging-history.set', ({ contacts }) => book.contactsChanged(contacts));
+  takeHistorySets(sock.ev, ({ contacts }) => book.contactsChanged(contacts), log);
+}
+
+type HistorySet = BaileysEventMap['messaging-history.set'];
+
+/**
+ * Hands each history set (a chunk of the phone's history sync) to `onSet` as Baileys emits it, and
+ * lets only its chats into Baileys' event buffer. The gateway keeps a set's contacts (their names);
+ * the messages of the phone's past are not part of its history store.
+ *
+ * Why: while the buffer is on (a first login's initial sync), Baileys adds the key of every chat,
+ * contact and message of a history set to a Set (`historyCache`, Utils/event-buffer.js) that lives
+ * as long as the socket and is cleared only past 10,000 entries: 2,560 strings a session for a
+ * realistic first sync (200 chats, 300 contacts, 2,000 messages), each marked again by every full
+ * collection while the next accounts pair. The chats still go in: app-state chat updates of the
+ * initial sync wait in the buffer for their chat's history entry ("conditional"), and without it
+ * they would wait there for the socket's life. Baileys calls `emit` on the buffer object it was
+ * built with, so the property set here is what its own code calls. Other events are untouched; a
+ * failing `onSet` is logged, never thrown into Baileys.
+ */
+export function takeHistorySets(ev: SocketLike['ev'], onSet: (set: HistorySet) => void, log: Logger): void {
+  const emit = ev.emit.bind(ev);
+  ev.emit = <T extends keyof BaileysEventMap>(event: T, data: BaileysEventMap[T]): boolean => {
+    if (event !== 'messaging-history.set') return emit(event, data);
+    const set = data as HistorySet;
+    try {
+      onSet(set);
+    } catch (err) {
+      log.error({ err }, 'the contacts of a history sync were not taken');
+    }
+    return set.chats.length > 0 ? emit('messaging-history.set', { ...set, contacts: [], messages: [] }) : true;
+  };
 }
