@@ -7,19 +7,22 @@ import { AccountBook } from '../../src/connection/baileys/account-book.js';
 // no one uses it (not a Map and a Set of ~1,450 strings marked by every full collection), parsed at
 // a use and for a while after; nothing changed is dropped when it cools down.
 
-const map = (keepMs: number, text = '[["a","1"]]') => new ColdValue<Map<string, string>>(text, (t) => new Map(JSON.parse(t) as Array<[string, string]>), (m) => JSON.stringify([...m]), keepMs);
+const map = (keepMs: number, text: string) => new ColdValue<Map<string, string>>(text, (t) => new Map(JSON.parse(t) as Array<[string, string]>), (m) => JSON.stringify([...m]), keepMs);
 
 test('parsed at the first use, kept while used, dropped keepMs after the last use', async (t) => {
-  const v = map(80);
+  // The clock the value reads is ours; its timers are real, and fire in order of due time.
+  let now = 0;
+  const v = new ColdValue<Map<string, string>>('[["a","1"]]', (s) => new Map(JSON.parse(s) as Array<[string, string]>), (m) => JSON.stringify([...m]), 20, () => now);
   t.false(v.isParsed);
   t.is(v.use().get('a'), '1');
   t.true(v.isParsed);
-  await sleep(50);
+  now = 15;
   v.use();
-  await sleep(50);
-  t.true(v.isParsed, 'used 50 ms ago: still parsed');
-  await sleep(120);
-  t.false(v.isParsed);
+  await sleep(40); // its timer found the last use 0 ms old by our clock: armed again
+  t.true(v.isParsed, 'used since: still parsed');
+  now = 100;
+  await sleep(60);
+  t.false(v.isParsed, 'unused for 85 ms of a 20 ms keep');
 });
 
 test('a change survives cooling down and is serialised once', async (t) => {

@@ -10,7 +10,7 @@ import { silent } from './baileys-fake-socket.js';
 // set only the chats enter Baileys' event buffer (whose `historyCache` keeps the key of everything
 // that does, for the socket's life); its contacts name the account book when it arrives; app-state
 // chat updates waiting for their history chat still find it; every other event is buffered and
-// delivered as before. Baileys' own event buffer (`makeEventBuffer`, the object its socket calls
+// delivered as before, except that a live message is no longer folded into a history set. Baileys' own event buffer (`makeEventBuffer`, the object its socket calls
 // `emit` on), not a stand-in.
 
 type HistorySet = BaileysEventMap['messaging-history.set'];
@@ -26,8 +26,10 @@ function historySet(n: number): HistorySet {
   } as HistorySet;
 }
 
-function setup() {
+function setup(t: { teardown(fn: () => void): void }) {
   const ev = makeEventBuffer(silent);
+  // buffer() arms a 30 s timer Baileys does not unref; destroy() clears it.
+  t.teardown(() => ev.destroy());
   const book = new AccountBook();
   attachAccountEvents({ ev } as unknown as SocketLike, book, {}, silent);
   const seen: Partial<BaileysEventMap>[] = [];
@@ -36,7 +38,7 @@ function setup() {
 }
 
 test('a history set during the initial sync names the book at once; only its chats are buffered', (t) => {
-  const { ev, book, seen } = setup();
+  const { ev, book, seen } = setup(t);
   ev.buffer();
   ev.emit('messaging-history.set', historySet(2_000));
   t.is(book.nameOf('15550000001@s.whatsapp.net'), 'Walk-in', 'a push name known only from history');
@@ -52,7 +54,7 @@ test('a history set during the initial sync names the book at once; only its cha
 });
 
 test("an app-state chat update waiting for its history chat is absorbed into it, as Baileys' own flow does", (t) => {
-  const { ev, seen } = setup();
+  const { ev, seen } = setup(t);
   ev.buffer();
   // What Baileys' app-state sync emits during the initial sync (chat-utils getChatUpdateConditional):
   // an update that holds until the chat is known from history.
@@ -64,8 +66,8 @@ test("an app-state chat update waiting for its history chat is absorbed into it,
   t.is(seen[0]!['chats.update'], undefined, 'nothing left waiting');
 });
 
-test('the same history set again names the book again (nothing of its contacts remembered by the buffer)', (t) => {
-  const { ev, book } = setup();
+test('a later history set renames a contact at once, outside a flush', (t) => {
+  const { ev, book } = setup(t);
   ev.buffer();
   ev.emit('messaging-history.set', historySet(10));
   t.true(ev.flush());
@@ -78,6 +80,7 @@ test('the same history set again names the book again (nothing of its contacts r
 
 test('a book that throws is logged, never thrown into Baileys', (t) => {
   const ev = makeEventBuffer(silent);
+  t.teardown(() => ev.destroy());
   const book = new AccountBook();
   book.contactsChanged = () => {
     throw new Error('broken');
@@ -87,4 +90,15 @@ test('a book that throws is logged, never thrown into Baileys', (t) => {
   attachAccountEvents({ ev } as unknown as SocketLike, book, {}, log);
   t.notThrows(() => ev.emit('messaging-history.set', historySet(1)));
   t.like(errors, [{ msg: 'the contacts of a history sync were not taken' }]);
+});
+
+test("a live message with the key of a history message comes out as messages.upsert, not folded into the history set", (t) => {
+  const { ev, seen } = setup(t);
+  ev.buffer();
+  ev.emit('messaging-history.set', historySet(3));
+  const live = { key: { remoteJid: '15550000001@s.whatsapp.net', id: 'HIST1', fromMe: false }, message: { conversation: 'old 1' }, messageTimestamp: 1_700_000_500 } as WAMessage;
+  ev.emit('messages.upsert', { messages: [live], type: 'notify' });
+  t.true(ev.flush());
+  t.deepEqual(seen[0]!['messages.upsert']?.messages.map((m) => m.key.id), ['HIST1']);
+  t.deepEqual(seen[0]!['messaging-history.set']?.messages, []);
 });

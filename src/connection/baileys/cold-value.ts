@@ -11,7 +11,9 @@ export const KEEP_PARSED_MS = 30_000;
  * and a Set of ~1,450 strings for a realistic account of 300 contacts, held for as long as the
  * session is connected and marked by every full collection of the heap, while it is read only when a
  * contact is looked up or a push name arrives. As text it is one string: the very string the auth
- * state stores. One timer per value, and only while it is parsed.
+ * state stores. One timer per value, and only while it is parsed. A session receiving messages
+ * keeps its book parsed (Baileys reports a push name with nearly every message); idle sessions,
+ * most of a large host's, are the ones it shrinks.
  */
 export class ColdValue<T> {
   private parsed: T | null = null;

@@ -46,8 +46,11 @@ type HistorySet = BaileysEventMap['messaging-history.set'];
  * collection while the next accounts pair. The chats still go in: app-state chat updates of the
  * initial sync wait in the buffer for their chat's history entry ("conditional"), and without it
  * they would wait there for the socket's life. Baileys calls `emit` on the buffer object it was
- * built with, so the property set here is what its own code calls. Other events are untouched; a
- * failing `onSet` is logged, never thrown into Baileys.
+ * built with (history after the initial sync too), so the property set here is what its own code
+ * calls. Other events go through as before, with one difference: a live message whose key a history
+ * set of the same buffer also held was folded into that set (and so never reported, as the gateway
+ * reads only contacts there); it now comes out as `messages.upsert` like any live message. A failing
+ * `onSet` is logged, never thrown into Baileys.
  */
 export function takeHistorySets(ev: SocketLike['ev'], onSet: (set: HistorySet) => void, log: Logger): void {
   const emit = ev.emit.bind(ev);
