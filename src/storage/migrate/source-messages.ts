@@ -34,12 +34,13 @@ export async function openSourceMessages(messagesDir: string, instanceId: string
   const im = await InstanceMessages.open(
     file,
     { maxPerChat: history.maxMessagesPerChat, keepMs: history.days * DAY_MS },
-    (e) => {
-      if (e.hasMedia) dropped.add(e.id);
+    (id, hasMedia) => {
+      if (hasMedia) dropped.add(id);
     },
     now,
     guard,
   );
-  const ids = [...im.entries.values()].sort((a, b) => a.offset - b.offset).map((e) => e.id);
+  const { entries } = im;
+  const ids = [...entries.allRows()].sort((a, b) => entries.offset(a) - entries.offset(b)).map((row) => entries.id(row));
   return { ids, droppedWithMedia: dropped, read: (id) => im.message(id), close: () => im.close() };
 }

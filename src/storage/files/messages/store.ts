@@ -10,7 +10,7 @@ import type { InboundMessage } from '../../../schemas/events.js';
 import { ensureDir } from '../../../fs/atomic-write.js';
 import type { WriteGuard } from '../../../fs/write-guard.js';
 import { isInstanceId } from '../paths.js';
-import { InstanceMessages, type Chat, type Entry, type StatusChange } from './instance-messages.js';
+import { InstanceMessages, type Chat, type StatusChange } from './instance-messages.js';
 import type { MediaRepository } from '../../ports/media.js';
 import { SEARCH_SCAN, messageMatches, type InboundExtra, type MessageRepository, type StoredVote } from '../../ports/messages.js';
 import type { JournalRecord, StoredMessage } from './records.js';
@@ -78,8 +78,8 @@ export class MessageStore implements MessageRepository {
       return InstanceMessages.open(
         this.file(instanceId),
         { maxPerChat: history.maxMessagesPerChat, keepMs: history.days * DAY_MS },
-        (e: Entry) => {
-          if (e.hasMedia) void this.options.media.remove(instanceId, e.id);
+        (id: string, hasMedia: boolean) => {
+          if (hasMedia) void this.options.media.remove(instanceId, id);
         },
         this.options.clock.now(),
         this.options.guard,
@@ -209,7 +209,9 @@ export class MessageStore implements MessageRepository {
 
   /** Where a message is (its chat), if it is kept. */
   async chatOf(instanceId: string, messageId: string): Promise<string | null> {
-    return (await this.instance(instanceId)).entries.get(messageId)?.chatId ?? null;
+    const { entries } = await this.instance(instanceId);
+    const row = entries.row(messageId);
+    return row < 0 ? null : entries.chatId(row);
   }
 
   /** Chats, newest first. */
@@ -222,11 +224,12 @@ export class MessageStore implements MessageRepository {
     if (!this.options.history.enabled) return [];
     const im = await this.instance(instanceId);
     const needle = text.toLowerCase();
-    const ids = [...im.entries.values()].sort((a, b) => b.timestamp - a.timestamp).slice(0, SEARCH_SCAN);
+    const { entries } = im;
+    const rows = [...entries.allRows()].sort((a, b) => entries.timestamp(b) - entries.timestamp(a)).slice(0, SEARCH_SCAN);
+    const ids = rows.filter((row) => !entries.deleted(row)).map((row) => entries.id(row));
     const out: StoredMessage[] = [];
-    for (const e of ids) {
-      if (e.deleted) continue;
-      const m = await im.message(e.id);
+    for (const id of ids) {
+      const m = await im.message(id);
       if (m && messageMatches(m, needle)) out.push(m);
       if (out.length >= limit) break;
     }
