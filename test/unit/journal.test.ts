@@ -103,3 +103,48 @@ test('a dsync journal writes through O_DSYNC, also after a rewrite; a plain one 
   t.false(dsync(plainFlags), 'a plain journal syncs with fdatasync instead');
   await plain.close();
 });
+
+test('an adaptive journal writes through O_DSYNC while most writes are waited for, and plainly again while few are', async (t) => {
+  // Rule (issue "Performance, round 2": premium sends at least as fast as debited ones): the message
+  // journal's waited-for writes (a premium send's `sent`, a received message) take one trip to the
+  // disk; a debited send's lazy lines are not made to wait for the disk; switching either way keeps
+  // every line, in order, on one descriptor.
+  const file = join(await tempDir(), 'a.jsonl');
+  const { journal } = await Journal.open(file, { guard: UNGUARDED, adaptive: true });
+  const dsync = async (): Promise<boolean> => {
+    const flags = await openFlags(file);
+    t.is(flags.length, 1, 'one descriptor: the one before a switch is closed');
+    return (flags[0]! & constants.O_DSYNC) === constants.O_DSYNC;
+  };
+  t.false(await dsync(), 'plain at first');
+  t.false(journal.dsync);
+  const expected: string[] = [];
+  for (let i = 0; i < 20; i++) {
+    journal.appendLazy(`{"lazy":${i}}`); // a pending line goes out with the waited-for one after it
+    await journal.append(`{"waited":${i}}`).durable;
+    expected.push(`{"lazy":${i}}`, `{"waited":${i}}`);
+  }
+  t.true(journal.dsync, 'O_DSYNC once most writes are waited for');
+  t.true(await dsync());
+  for (let i = 0; i < 20; i++) {
+    journal.appendLazy(`{"only-lazy":${i}}`);
+    await journal.drain();
+    expected.push(`{"only-lazy":${i}}`);
+  }
+  t.false(journal.dsync, 'plain again once few are');
+  t.false(await dsync());
+  await journal.close();
+  t.is(await readFile(file, 'utf8'), expected.map((l) => `${l}\n`).join(''));
+});
+
+test('a lazy-only journal never switches to O_DSYNC', async (t) => {
+  const file = join(await tempDir(), 'l.jsonl');
+  const { journal } = await Journal.open(file, { guard: UNGUARDED, adaptive: true });
+  for (let i = 0; i < 30; i++) {
+    journal.appendLazy(`{"n":${i}}`);
+    await journal.drain();
+  }
+  t.false(journal.dsync);
+  t.is(journal.writes, 30);
+  await journal.close();
+});

@@ -40,6 +40,10 @@ export class Journal {
   private lazyDelayMs = 0;
   /** See `open`'s `dsync`: the flags the file is opened (and reopened after a rewrite) with. */
   private flags: string | number = 'a+';
+  /** See `open`'s `adaptive`. */
+  private adaptive = false;
+  /** Of the recent writes, the share that had someone waiting (a moving average over ~8 writes). */
+  private waitedShare = 0;
   /** Ends the wait for more lazy lines early (a durable line, a read, a drain). */
   private wake: (() => void) | null = null;
   /** Writes made so far (one per batch of lines): how well lines are coalesced, for tests. */
@@ -76,8 +80,18 @@ export class Journal {
    * own range, so a crash could keep a durable line and lose the lazy ones before it (a hole in the
    * middle of the file). Tried for the message journal (durable writes through a second O_DSYNC
    * handle when nothing unsynced came before): premium sends were slower in each of four pairs.
+   * `adaptive` (instead of `dsync`): the journal switches to O_DSYNC while most of its writes have
+   * someone waiting (more than 3 in 4 of the last ~8), and back while few do (fewer than 1 in 4),
+   * reopening its file between two writes (after an fdatasync of what the plain handle wrote). For
+   * the message journal: a debited send's lines are all lazy (its debit is what the client waits
+   * for), a premium send waits for its `sent` line, received messages are durable. Three pairs
+   * with the message journal always O_DSYNC (`BENCH_ONLY=premium`, then `debited`, in turn):
+   * premium sends faster in each (+7, +10, +3 %), debited ones slower in each (-7, -2, -2 %: their
+   * lazy writes each waited for the disk). Adaptive, against the plain journal: premium sends, nine
+   * pairs, median 1.05 (0.81 to 1.13) on a noisy machine; debited sends, three pairs, 1.03, 0.98,
+   * 1.00 (their journal never switches).
    */
-  static async open(file: string, options: { guard: WriteGuard; eager?: boolean; lazyDelayMs?: number; dsync?: boolean }): Promise<{ journal: Journal; lines: JournalLine[] }> {
+  static async open(file: string, options: { guard: WriteGuard; eager?: boolean; lazyDelayMs?: number; dsync?: boolean; adaptive?: boolean }): Promise<{ journal: Journal; lines: JournalLine[] }> {
     // Where the platform has no O_DSYNC (Windows), the plain handle and an fdatasync do the same.
     const dsync = options.dsync === true && constants.O_DSYNC !== undefined;
     const flags = dsync ? constants.O_RDWR | constants.O_CREAT | constants.O_APPEND | constants.O_DSYNC : 'a+';
@@ -102,6 +116,7 @@ export class Journal {
       const journal = new Journal(file, handle, options.guard, start);
       journal.eager = options.eager === true;
       journal.flags = flags;
+      journal.adaptive = options.adaptive === true && !dsync && constants.O_DSYNC !== undefined;
       journal.lazyDelayMs = Math.min(Math.max(options.lazyDelayMs ?? 0, 0), MAX_LAZY_DELAY_MS);
       return { journal, lines };
     } catch (err) {
@@ -159,6 +174,7 @@ export class Journal {
       this.queuedDurable = [];
       try {
         this.guard.assertHeld();
+        if (this.adaptive) await this.adapt(durable.length > 0);
         const data = Buffer.from(lines.length === 1 ? `${lines[0]!}\n` : `${lines.join('\n')}\n`, 'utf8');
         let written = 0;
         while (written < data.length) written += (await this.handle.write(data, written, data.length - written)).bytesWritten;
@@ -183,6 +199,30 @@ export class Journal {
         return;
       }
     }
+  }
+
+  /**
+   * Counts this write in the share of waited-for writes and, when that share crossed a threshold,
+   * reopens the file with or without O_DSYNC. Going to O_DSYNC, what the plain handle wrote is
+   * synced first: an O_DSYNC write syncs only its own range, and a power loss must not keep it
+   * while losing lazy lines before it.
+   */
+  private async adapt(waited: boolean): Promise<void> {
+    this.waitedShare += ((waited ? 1 : 0) - this.waitedShare) / 8;
+    const dsync = this.flags !== 'a+';
+    if (dsync ? this.waitedShare >= 0.25 : this.waitedShare <= 0.75) return;
+    const flags = dsync ? 'a+' : constants.O_RDWR | constants.O_CREAT | constants.O_APPEND | constants.O_DSYNC;
+    if (!dsync) await this.handle.datasync();
+    const next = await open(this.file, flags, FILE_MODE);
+    const old = this.handle;
+    this.handle = next;
+    this.flags = flags;
+    await old.close();
+  }
+
+  /** Whether writes go out with O_DSYNC now (see `open`'s `dsync` and `adaptive`). */
+  get dsync(): boolean {
+    return this.flags !== 'a+';
   }
 
   /**
