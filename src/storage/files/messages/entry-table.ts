@@ -11,21 +11,6 @@ export interface EntryExtra {
   error?: string;
 }
 
-/** One message of the index, as a plain object (made on demand: a page, a compaction, a test). */
-export interface Entry extends EntryExtra {
-  id: string;
-  chatId: string;
-  fromMe: boolean;
-  status: MessageStatus;
-  timestamp: number;
-  updatedAt: number;
-  offset: number;
-  length: number;
-  deleted: boolean;
-  /** The message has stored media (removed with it). */
-  hasMedia: boolean;
-}
-
 /** What a new row is made of. */
 export interface NewEntry {
   id: string;
@@ -36,7 +21,13 @@ export interface NewEntry {
   updatedAt: number;
   offset: number;
   length: number;
+  /** The message has stored media (removed with it). */
   hasMedia: boolean;
+}
+
+/** One message of the index, as a plain object (made on demand: a page, a compaction, a test). */
+export interface Entry extends NewEntry, EntryExtra {
+  deleted: boolean;
 }
 
 const STATUS_BITS = 0b111;
