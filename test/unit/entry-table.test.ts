@@ -72,21 +72,40 @@ test('the columns grow past their first size and keep what they held', (t) => {
   t.like(table.entry(table.row('M777')), { timestamp: 777, offset: 777 * 300, length: 777 });
 });
 
-test('through the journal: an evicted message reacted to and edited leaves nothing on the message that takes its row', async (t) => {
+test('through the journal: a message that takes the row of one reacted to, edited and deleted carries none of it', async (t) => {
   const file = join(await tempDir(), 'journal.jsonl');
   const now = Date.now();
   const evicted: string[] = [];
   const im = await InstanceMessages.open(file, { maxPerChat: 1, keepMs: 86_400_000 }, (id) => evicted.push(id), now, UNGUARDED);
   const message = (id: string, at: number) => ({ k: 'm' as const, messageId: id, chatId: '15550001111@s.whatsapp.net', fromMe: false, sender: '15550001111@s.whatsapp.net', from: '+15550001111', type: 'text' as const, status: 'delivered' as const, text: `text of ${id}`, timestamp: at, updatedAt: at });
   await im.write(message('OLD', now), true);
+  const oldRow = im.entries.row('OLD');
   await im.write({ k: 'r', id: 'OLD', sender: '+15550002222', emoji: '❤️', at: now }, true);
   await im.write({ k: 'e', id: 'OLD', text: 'edited', at: now }, true);
-  await im.write(message('NEW', now + 1), true); // the chat keeps one: OLD goes, NEW takes its row
-  t.deepEqual(evicted, ['OLD']);
-  const got = await im.message('NEW');
-  t.like(got, { messageId: 'NEW', text: 'text of NEW' });
+  await im.write({ k: 'd', id: 'OLD', at: now }, true);
+  // The chat keeps one: NEW comes in (a row of its own) and OLD goes; then THIRD comes in, takes
+  // OLD's freed row, and NEW goes.
+  await im.write(message('NEW', now + 1), true);
+  await im.write(message('THIRD', now + 2), true);
+  t.deepEqual(evicted, ['OLD', 'NEW']);
+  t.is(im.entries.row('THIRD'), oldRow, 'THIRD reuses the row OLD had');
+  const got = await im.message('THIRD');
+  t.like(got, { messageId: 'THIRD', text: 'text of THIRD', status: 'delivered' });
   t.is(got?.reactions, undefined);
   t.is(got?.edited, undefined);
+  t.is(got?.deleted, undefined);
   t.is(await im.message('OLD'), null);
+  await im.close();
+});
+
+test('a line whose status is not one of ours is not taken into the index', async (t) => {
+  const file = join(await tempDir(), 'journal.jsonl');
+  const now = Date.now();
+  const im = await InstanceMessages.open(file, { maxPerChat: 10, keepMs: 86_400_000 }, () => undefined, now, UNGUARDED);
+  const bad = { k: 'm', messageId: 'ODD', chatId: '15550001111@s.whatsapp.net', fromMe: true, sender: null, from: null, type: 'text', status: 'exploded', timestamp: now, updatedAt: now };
+  await im.write(bad as unknown as Parameters<typeof im.write>[0], true);
+  t.false(im.entries.has('ODD'));
+  await im.write({ k: 's', id: 'ODD', status: 'sent', at: now }, true);
+  t.is(await im.message('ODD'), null);
   await im.close();
 });

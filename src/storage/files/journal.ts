@@ -205,19 +205,27 @@ export class Journal {
    * Counts this write in the share of waited-for writes and, when that share crossed a threshold,
    * reopens the file with or without O_DSYNC. Going to O_DSYNC, what the plain handle wrote is
    * synced first: an O_DSYNC write syncs only its own range, and a power loss must not keep it
-   * while losing lazy lines before it.
+   * while losing lazy lines before it. A switch that fails (no descriptor left, a sync refused)
+   * leaves the journal as it was, to try again at a later write: it is a speed-up, and the write
+   * that follows either succeeds in the old mode or fails for its own reason.
    */
   private async adapt(waited: boolean): Promise<void> {
     this.waitedShare += ((waited ? 1 : 0) - this.waitedShare) / 8;
     const dsync = this.flags !== 'a+';
     if (dsync ? this.waitedShare >= 0.25 : this.waitedShare <= 0.75) return;
     const flags = dsync ? 'a+' : constants.O_RDWR | constants.O_CREAT | constants.O_APPEND | constants.O_DSYNC;
-    if (!dsync) await this.handle.datasync();
-    const next = await open(this.file, flags, FILE_MODE);
+    let next: FileHandle;
+    try {
+      if (!dsync) await this.handle.datasync();
+      next = await open(this.file, flags, FILE_MODE);
+    } catch {
+      return;
+    }
     const old = this.handle;
     this.handle = next;
     this.flags = flags;
-    await old.close();
+    // A read in flight on the old handle finishes first (FileHandle.close waits for it).
+    await old.close().catch(() => undefined);
   }
 
   /** Whether writes go out with O_DSYNC now (see `open`'s `dsync` and `adaptive`). */

@@ -4,8 +4,7 @@ import type { WriteGuard } from '../../../fs/write-guard.js';
 import type { StatusChange } from '../../ports/messages.js';
 import { isForward, parseRecord, type JournalRecord, type StoredMessage } from './records.js';
 import { EntryTable } from './entry-table.js';
-
-export type { Entry } from './entry-table.js';
+import { MESSAGE_STATUSES } from '../../../domain/vocabulary.js';
 
 export interface Chat {
   chatId: string;
@@ -69,7 +68,9 @@ export class InstanceMessages {
   private apply(r: JournalRecord, offset: number, length: number): StatusChange | null {
     switch (r.k) {
       case 'm': {
-        if (this.entries.has(r.messageId)) return null; // a duplicate (offline backlog repeats live messages)
+        if (this.entries.has(r.messageId)) return null;
+        // A line whose status is not one of ours (damaged by hand or disk) is not a message we know.
+        if (!(MESSAGE_STATUSES as readonly string[]).includes(r.status)) return null; // a duplicate (offline backlog repeats live messages)
         let chat = this.chats.get(r.chatId);
         if (!chat) {
           chat = { chatId: r.chatId, isGroup: r.chatId.endsWith('@g.us'), lastMessageAt: 0, unread: 0, ids: [] };
@@ -235,18 +236,18 @@ export class InstanceMessages {
     return this.journal.writes;
   }
 
-  /** Whether the journal writes with O_DSYNC now (most writes waited for); for tests. */
-  get journalDsync(): boolean {
-    return this.journal.dsync;
-  }
 
   /** The stored line of a message, parsed, with its later changes merged in. */
   async message(id: string): Promise<StoredMessage | null> {
-    const row = this.entries.row(id);
-    if (row < 0) return null;
-    const e = this.entries.entry(row);
-    const r = parseRecord(await this.journal.read(e.offset, e.length));
+    const at = this.entries.row(id);
+    if (at < 0) return null;
+    const before = this.entries.entry(at);
+    const r = parseRecord(await this.journal.read(before.offset, before.length));
     if (r?.k !== 'm' || r.messageId !== id) return null;
+    // What changed while the line was read (a status, an edit, a delete) is shown; a message
+    // evicted meanwhile shows as it was (its row may already hold another message).
+    const now = this.entries.row(id);
+    const e = now < 0 ? before : this.entries.entry(now);
     const { k: _k, ...stored } = r;
     const out: StoredMessage = { ...stored, status: e.status, updatedAt: e.updatedAt };
     if (e.editedText !== undefined) {
@@ -286,7 +287,7 @@ export class InstanceMessages {
     const written: string[] = [];
     for (const e of kept) {
       const r = parseRecord(data.subarray(e.offset, e.offset + e.length).toString('utf8'));
-      if (r?.k !== 'm') continue;
+      if (r?.k !== 'm' || r.messageId !== e.id) continue;
       written.push(e.id);
       const merged = { ...r, status: e.status, updatedAt: e.updatedAt } as JournalRecord & StoredMessage;
       if (e.editedText !== undefined) {

@@ -226,9 +226,12 @@ export class MessageStore implements MessageRepository {
     const needle = text.toLowerCase();
     const { entries } = im;
     const rows = [...entries.allRows()].sort((a, b) => entries.timestamp(b) - entries.timestamp(a)).slice(0, SEARCH_SCAN);
-    const ids = rows.filter((row) => !entries.deleted(row)).map((row) => entries.id(row));
+    const ids = rows.map((row) => entries.id(row));
     const out: StoredMessage[] = [];
     for (const id of ids) {
+      // Checked at each step: a message deleted while earlier ones were read is skipped.
+      const row = entries.row(id);
+      if (row < 0 || entries.deleted(row)) continue;
       const m = await im.message(id);
       if (m && messageMatches(m, needle)) out.push(m);
       if (out.length >= limit) break;
