@@ -308,8 +308,12 @@ export class Journal {
       throw storageError(err, this.file);
     }
     await syncDir(dirname(this.file));
-    await this.handle.close();
-    this.handle = await open(this.file, this.flags, FILE_MODE);
+    // The new handle first, then the old one closed: a read() meanwhile never meets a closed
+    // handle (it reads the old file at the old offsets, or the new one once swapped).
+    const next = await open(this.file, this.flags, FILE_MODE);
+    const old = this.handle;
+    this.handle = next;
+    await old.close();
     this.end = pos;
     this.written = pos;
     return offsets;

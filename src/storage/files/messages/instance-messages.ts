@@ -271,14 +271,23 @@ export class InstanceMessages {
   /** Rewrites the journal when most of it no longer describes kept messages. */
   private maybeCompact(): void {
     if (this.compacting || this.journal.size < 1_048_576 || this.journal.size < 2 * this.liveBytes) return;
-    this.compacting = this.compact().finally(() => {
-      this.compacting = null;
-    });
-    this.compacting.catch(() => undefined);
+    this.compact().catch(() => undefined);
   }
 
-  /** One merged `m` line per kept message, in journal order. */
+  /**
+   * One merged `m` line per kept message, in journal order. Writes wait until it is done (lines
+   * appended meanwhile would be missed by it), whoever asked for it.
+   */
   async compact(): Promise<void> {
+    while (this.compacting) await this.compacting.catch(() => undefined);
+    const done = this.rewriteJournal().finally(() => {
+      this.compacting = null;
+    });
+    this.compacting = done;
+    return done;
+  }
+
+  private async rewriteJournal(): Promise<void> {
     await this.journal.drain();
     const data = await readFile(this.journal.file);
     const table = this.entries;
