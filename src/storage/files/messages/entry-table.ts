@@ -207,22 +207,18 @@ export class EntryTable {
     const row = this.used++;
     if (row >= this.flags.length) {
       const cap = Math.max(64, this.flags.length * 2);
-      const flags = new Uint8Array(cap);
-      flags.set(this.flags);
-      this.flags = flags;
-      this.timestamps = widened(this.timestamps, cap);
-      this.updated = widened(this.updated, cap);
-      this.offsets = widened(this.offsets, cap);
-      const lengths = new Uint32Array(cap);
-      lengths.set(this.lengths);
-      this.lengths = lengths;
+      this.flags = copied(this.flags, new Uint8Array(cap));
+      this.timestamps = copied(this.timestamps, new Float64Array(cap));
+      this.updated = copied(this.updated, new Float64Array(cap));
+      this.offsets = copied(this.offsets, new Float64Array(cap));
+      this.lengths = copied(this.lengths, new Uint32Array(cap));
     }
     return row;
   }
 }
 
-function widened(from: Float64Array, cap: number): Float64Array {
-  const to = new Float64Array(cap);
+/** `to` (a larger column) with `from`'s values at its start. */
+function copied<T extends { set(values: ArrayLike<number>): void }>(from: ArrayLike<number>, to: T): T {
   to.set(from);
   return to;
 }
