@@ -4,7 +4,7 @@
  * process (test/protocol-double/process.ts: its CPU is not counted as the daemon's and does not
  * share the bench's event loop), every account realistic (`accountData: 'realistic'`: history of
  * 200 chats / 2,000 messages, 300 contacts, 5 groups with sender keys, app-state snapshots and
- * patches).
+ * patches), and every new device uploads its 812 pre-keys as against WhatsApp (`assumedPreKeys: 0`).
  *
  * The bench grows the daemon in stages (the curve): 1,000, 2,000 and 5,000 sessions (those up to
  * BENCH_SESSIONS, default 5000, and BENCH_SESSIONS itself). At each stage it pairs the new
@@ -185,7 +185,9 @@ export async function sessionsBench(bin: string, log: (line: string) => void, op
   const allocs = process.env.BENCH_SESSIONS_ALLOC;
   const stages = curveStages(N, process.env.BENCH_SESSIONS_CURVE ? process.env.BENCH_SESSIONS_CURVE.split(',').map(Number) : undefined);
 
-  const double = await DoubleProcess.start({ accountData: 'realistic', recordStanzas: false });
+  // assumedPreKeys 0: what WhatsApp answers a device that has just paired (it holds none of its
+  // pre-keys yet), so every pairing makes and uploads Baileys' 812 pre-keys as it does for real.
+  const double = await DoubleProcess.start({ accountData: 'realistic', recordStanzas: false, assumedPreKeys: 0 });
   const { dataDir, secret } = await initDataDir(bin, (c) => {
     c.baileys.webSocketUrl = double.url;
     c.baileys.logLevel = 'warn';

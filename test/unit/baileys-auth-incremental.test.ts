@@ -262,3 +262,42 @@ test('Signal sessions and tctokens are kept as text: equal on read, a new object
   }
   await reopened.flush();
 });
+
+// One-time pre-keys are kept as JSON text too (COLD in auth-state.ts): a device that pairs makes
+// 812 of them, and as objects (two Buffers each) they were ~0.28 MB of heap a session once paired
+// (bench/sessions.ts, pairing as against WhatsApp). Guards: a read gives Baileys' KeyPair with
+// Buffers, a new object each time; a used pre-key (set to null) is gone, in the file too; the file is
+// the same document as before (a whole-document JSON.stringify); all survive a restart.
+test("one-time pre-keys are kept as text: read back as Baileys' key pairs, removed once used, the same file, reloaded", async (t) => {
+  const { dir, store } = await tempStore();
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const { keys } = store.state;
+  const pair = (n: number) => ({ private: Buffer.alloc(32, n), public: Buffer.alloc(32, n + 100) });
+  const preKeys: Record<string, ReturnType<typeof pair>> = {};
+  for (let id = 1; id <= 812; id++) preKeys[String(id)] = pair(id % 100);
+  await keys.set({ 'pre-key': preKeys });
+  await store.flush();
+
+  const got = await keys.get('pre-key', ['1', '812', '813']);
+  t.deepEqual(Object.keys(got).sort(), ['1', '812']);
+  t.true(Buffer.isBuffer(got['1']!.private) && got['1']!.private.equals(pair(1).private));
+  t.true(Buffer.isBuffer(got['812']!.public) && got['812']!.public.equals(pair(12).public));
+  const again = await keys.get('pre-key', ['1']);
+  t.not(again['1'], got['1'], 'a new object at each read');
+
+  // A contact's first message used pre-key 5: Baileys removes it.
+  await keys.set({ 'pre-key': { '5': null } });
+  await store.flush();
+  const ids = Array.from({ length: 812 }, (_, i) => String(i + 1));
+  t.is(await readFile(fileOf(store), 'utf8'), await expectedText(store, { 'pre-key': ids }));
+  t.false('5' in JSON.parse(await readFile(fileOf(store), 'utf8')).keys['pre-key']);
+
+  const reopened = await openStore(fileOf(store), { logger: silent });
+  const back = await reopened.state.keys.get('pre-key', ids);
+  t.is(Object.keys(back).length, 811);
+  t.true(back['812']!.private.equals(pair(12).private));
+  const tables = (reopened as unknown as { keys: Map<string, Map<string, unknown>> }).keys;
+  const values = [...(tables.get('pre-key')?.values() ?? [])];
+  t.true(values.length === 811 && values.every((v) => typeof v === 'string'), 'pre-key entries are kept as text');
+  await reopened.flush();
+});

@@ -15,6 +15,7 @@ import { isRecord } from '../../domain/guards.js';
 import type { AuthSnapshot, AuthStateRepository, StoredAuth } from '../../storage/ports/auth-state.js';
 import { reviveBuffers } from './buffer-json.js';
 import { compactViews } from './compact-views.js';
+import { jsonText, keyPairText, type KeyText } from './key-text.js';
 
 /**
  * One instance's Baileys credentials and Signal keys, held in memory and saved through the auth
@@ -50,13 +51,13 @@ function sameValue(stored: unknown, next: unknown): boolean {
  * that way against ~0.22 MB this way (scavenges over 1,000 writes at a 16 MB young generation),
  * in the same time; its 196 tctokens: 280 against 800 µs.
  */
-export function tableToJson(table: ReadonlyMap<string, unknown>, cold = false): string {
+export function tableToJson(table: ReadonlyMap<string, unknown>, cold?: KeyText): string {
   // Joined, not appended with +=: appending builds a rope (a V8 cons string per `+=`, over a
   // thousand per table), and the JSON is kept for TABLE_CACHE_MS. In a heap snapshot of 200
   // accounts just paired those ropes were 650,000 of the heap's 2.07 million objects, every one
   // marked at each full collection; join() gives one flat string.
   const parts: string[] = ['{'];
-  for (const [id, value] of table) parts.push(`${parts.length > 1 ? ',' : ''}${JSON.stringify(id)}:${cold ? (value as string) : JSON.stringify(value, BufferJSON.replacer)}`);
+  for (const [id, value] of table) parts.push(`${parts.length > 1 ? ',' : ''}${JSON.stringify(id)}:${cold ? cold.json(value as string) : JSON.stringify(value, BufferJSON.replacer)}`);
   parts.push('}');
   return parts.join('');
 }
@@ -78,7 +79,18 @@ export function tableToJson(table: ReadonlyMap<string, unknown>, cold = false): 
  * message it encrypts or decrypts and parses it into a SessionRecord anyway, and a token once a
  * send; a JSON.parse of a few kilobytes is small beside the Signal crypto of that message.
  */
-const COLD: ReadonlySet<KeyType> = new Set<KeyType>(['app-state-sync-version', 'session', 'tctoken']);
+/*
+ * One-time pre-keys too, each as its 64 bytes (key-text.ts): a device that pairs makes and uploads
+ * 812 (Baileys' INITIAL_PREKEY_COUNT) and keeps them until contacts use them, each read once, when
+ * a contact's first message names it. As objects with two Buffers they were 0.2 MB of heap a
+ * session once paired.
+ */
+const COLD: ReadonlyMap<KeyType, KeyText> = new Map<KeyType, KeyText>([
+  ['app-state-sync-version', jsonText],
+  ['session', jsonText],
+  ['tctoken', jsonText],
+  ['pre-key', keyPairText],
+]);
 
 /** The stored state cannot be used; pairing afresh over it would lose the session. */
 export class AuthStateCorruptError extends GatewayError {
@@ -236,7 +248,7 @@ export class AuthStore {
     const epoch = this.epoch;
     const keys: SignalKeyStore = {
       get: <T extends KeyType>(type: T, ids: string[]) => {
-        const cold = COLD.has(type);
+        const cold = COLD.get(type);
         const read = (): { [id: string]: SignalDataTypeMap[T] } => {
           const table = this.keys.get(type);
           const out: { [id: string]: SignalDataTypeMap[T] } = {};
@@ -245,7 +257,7 @@ export class AuthStore {
             const value = table.get(id);
             // Values in a table only ever come from set() or loadKeys() for this very type: a cold
             // table's are JSON text, a new object at each read (Baileys replaces, never edits, them).
-            if (value !== undefined) out[id] = (cold ? reviveBuffers(JSON.parse(value as string)) : value) as SignalDataTypeMap[T];
+            if (value !== undefined) out[id] = (cold ? cold.decode(value as string) : value) as SignalDataTypeMap[T];
           }
           return out;
         };
@@ -269,14 +281,14 @@ export class AuthStore {
             this.keys.set(type, table);
           }
           let tableChanged = false;
-          const cold = COLD.has(type);
+          const cold = COLD.get(type);
           for (const [id, value] of Object.entries(entries)) {
             if (value === null || value === undefined) {
               tableChanged = table.delete(id) || tableChanged;
             } else if (cold) {
-              const json = JSON.stringify(value, BufferJSON.replacer);
-              if (table.get(id) !== json) {
-                table.set(id, json);
+              const text = cold.encode(value);
+              if (table.get(id) !== text) {
+                table.set(id, text);
                 tableChanged = true;
               }
             } else if (!sameValue(table.get(id), value)) {
@@ -310,7 +322,8 @@ export class AuthStore {
       const table: KeyTable = new Map();
       for (const [id, value] of Object.entries(entries)) {
         if (value === null || value === undefined) continue;
-        if (COLD.has(type as KeyType)) table.set(id, JSON.stringify(value, BufferJSON.replacer));
+        const cold = COLD.get(type as KeyType);
+        if (cold) table.set(id, cold.encode(value));
         // JSON loses the protobuf class; Baileys calls methods that only the class has.
         else table.set(id, type === 'app-state-sync-key' && isRecord(value) ? proto.Message.AppStateSyncKeyData.fromObject(value) : value);
       }
@@ -333,7 +346,7 @@ export class AuthStore {
         json: () => {
           let json = this.tableJson.get(type);
           if (json === undefined) {
-            json = tableToJson(table, COLD.has(type));
+            json = tableToJson(table, COLD.get(type));
             this.tableJson.set(type, json);
           }
           return json;

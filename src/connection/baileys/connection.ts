@@ -1,4 +1,4 @@
-import { jidNormalizedUser, makeWASocket, toNumber, type AuthenticationCreds, type ConnectionState, type UserFacingSocketConfig, type WAMessage } from '@whiskeysockets/baileys';
+import { Curve, jidNormalizedUser, makeWASocket, toNumber, type AuthenticationCreds, type ConnectionState, type UserFacingSocketConfig, type WAMessage } from '@whiskeysockets/baileys';
 import type { Logger } from 'pino';
 import type { Clock } from '../../domain/clock.js';
 import { systemClock } from '../../domain/clock.js';
@@ -36,6 +36,8 @@ import { withSharedTransactionStorage } from './shared-async-storage.js';
 import { installCurveVerify } from './curve-verify.js';
 import { installCachedAgreement } from './agreement-keys.js';
 import { installObjectFreeMacs } from './libsignal-mac.js';
+import { installKeyPairPool } from './key-pair-pool.js';
+import { requireFromBaileys } from './from-baileys.js';
 import { Waiters } from './waiters.js';
 import { askPairingCode } from './pairing-code.js';
 import { BaileysAccount } from './account.js';
@@ -54,6 +56,8 @@ installCachedAgreement();
 installObjectFreeMacs();
 // Pairing (and every group send) signs on the main thread: the same signatures, ~11 times faster (curve-sign.ts).
 installCurveSign();
+// A new device's 812 pre-keys (and every other key pair) made ahead, in the thread pool (key-pair-pool.ts).
+installKeyPairPool(Curve, requireFromBaileys('libsignal/src/curve.js') as Parameters<typeof installKeyPairPool>[1]);
 
 /** Bound on waiting for a socket to finish closing, so shutdown cannot hang on a dead network. */
 const END_WAIT_MS = 10_000;

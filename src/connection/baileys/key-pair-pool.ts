@@ -1,0 +1,128 @@
+import { generateKeyPair, generateKeyPairSync } from 'node:crypto';
+
+/** A Curve25519 (X25519) key pair as raw 32-byte halves. */
+export interface RawKeyPair {
+  private: Buffer;
+  public: Buffer;
+}
+
+// What Node's DER export puts before the 32 raw bytes (libsignal's src/curve.js slices the same way).
+const SPKI_PREFIX = 12;
+const PKCS8_PREFIX = 16;
+
+function raw(publicDer: Buffer, privateDer: Buffer): RawKeyPair {
+  // Buffer.from copies the 32 bytes into Node's small-buffer slab: the DER buffers are not kept.
+  return { private: Buffer.from(privateDer.subarray(PKCS8_PREFIX, PKCS8_PREFIX + 32)), public: Buffer.from(publicDer.subarray(SPKI_PREFIX, SPKI_PREFIX + 32)) };
+}
+
+/** One X25519 key pair now, on this thread (what libsignal's `generateKeyPair` does). */
+export function keyPairNow(): RawKeyPair {
+  const { publicKey, privateKey } = generateKeyPairSync('x25519', { publicKeyEncoding: { format: 'der', type: 'spki' }, privateKeyEncoding: { format: 'der', type: 'pkcs8' } });
+  return raw(publicKey, privateKey);
+}
+
+/** One X25519 key pair from libuv's thread pool. */
+export function keyPairLater(): Promise<RawKeyPair> {
+  return new Promise((resolve, reject) => generateKeyPair('x25519', { publicKeyEncoding: { format: 'der', type: 'spki' }, privateKeyEncoding: { format: 'der', type: 'pkcs8' } }, (err, publicKey, privateKey) => (err ? reject(err) : resolve(raw(publicKey, privateKey)))));
+}
+
+export interface KeyPairPoolOptions {
+  /** Key pairs kept ready (default 2,048: two new devices' pre-keys, 812 each, and then some). */
+  size?: number;
+  /** How a key pair is made off this thread (tests give a slow or failing one). */
+  later?: () => Promise<RawKeyPair>;
+  /** Called when the refill fails (the pool then stops refilling until the next take). */
+  onError?: (err: unknown) => void;
+}
+
+/**
+ * X25519 key pairs made ahead of need, off the event loop.
+ *
+ * Why: a device that pairs has no pre-keys on WhatsApp's server, and Baileys then makes 812 of
+ * them (`INITIAL_PREKEY_COUNT`, rc14) in one synchronous loop of `Curve.generateKeyPair`, each one a
+ * `generateKeyPairSync` of Node with its DER export: 170-240 ms on this machine in one turn of the
+ * event loop, during which every other instance's sends, webhooks and keepalives wait, at every
+ * pairing (figures in README.md, "Performance"). Here the same calls of OpenSSL run in libuv's
+ * thread pool, one at a time (the pool's other threads stay free for the journals' writes and
+ * syncs), ahead of need, and `take()` hands the next one out: a pairing's 812 cost a few
+ * milliseconds of the event loop. When the pool runs dry (more pairings at once than it keeps)
+ * `take()` makes one on this thread as before: slower, never wrong.
+ *
+ * The keys are what they were: OpenSSL's X25519 generation from its CSPRNG, each handed out once;
+ * they wait in this process's memory before use, where Baileys keeps them after.
+ * The pool starts filling at the first `take()` (a daemon that never connects makes none).
+ */
+export class KeyPairPool {
+  private readonly ready: RawKeyPair[] = [];
+  private readonly size: number;
+  private readonly later: () => Promise<RawKeyPair>;
+  private readonly onError: (err: unknown) => void;
+  private filling = false;
+
+  constructor(options: KeyPairPoolOptions = {}) {
+    this.size = options.size ?? 2048;
+    this.later = options.later ?? keyPairLater;
+    this.onError = options.onError ?? (() => {});
+  }
+
+  /** How many key pairs are ready now. */
+  get available(): number {
+    return this.ready.length;
+  }
+
+  /** The next key pair: one made ahead if there is one, else one made now. Starts a refill. */
+  take(): RawKeyPair {
+    const pair = this.ready.pop() ?? keyPairNow();
+    this.refill();
+    return pair;
+  }
+
+  /** Resolves once the pool is full again (or its refill failed). For tests and warm-up. */
+  async filled(): Promise<void> {
+    this.refill();
+    while (this.filling) await new Promise((r) => setTimeout(r, 5));
+  }
+
+  private refill(): void {
+    if (this.filling || this.ready.length >= this.size) return;
+    this.filling = true;
+    void (async () => {
+      try {
+        // One at a time: each call is one task of the thread pool, so the pool never queues a
+        // burst of them ahead of a journal's fdatasync.
+        while (this.ready.length < this.size) this.ready.push(await this.later());
+      } catch (err) {
+        this.onError(err);
+      } finally {
+        this.filling = false;
+      }
+    })();
+  }
+}
+
+/** The function of libsignal's `src/curve.js` replaced here (its key pairs carry the type byte). */
+interface LibsignalCurve {
+  generateKeyPair(): { pubKey: Buffer; privKey: Buffer };
+}
+
+const KEY_BUNDLE_TYPE = Buffer.from([5]);
+
+let installed: KeyPairPool | null = null;
+
+/**
+ * Puts one pool behind Baileys' `Curve.generateKeyPair` (its pre-keys, signed pre-key, identity,
+ * and every login's Noise ephemeral key: Baileys' own modules read the property at each call) and
+ * libsignal's `generateKeyPair` (a session's base key and ratchet keys: libsignal reads it from its
+ * curve module's exports at each call). Once per process; returns the pool.
+ */
+export function installKeyPairPool(curve: { generateKeyPair: () => { private: Uint8Array; public: Uint8Array } }, libsignal: LibsignalCurve, options?: KeyPairPoolOptions): KeyPairPool {
+  if (installed) return installed;
+  const pool = new KeyPairPool(options);
+  installed = pool;
+  curve.generateKeyPair = () => pool.take();
+  libsignal.generateKeyPair = () => {
+    const pair = pool.take();
+    return { pubKey: Buffer.concat([KEY_BUNDLE_TYPE, pair.public]), privKey: pair.private };
+  };
+  return pool;
+}
