@@ -223,5 +223,16 @@ test('a files gateway with two paired phones, migrated, runs on two PostgreSQL n
   t.true(receiver.requests.some((r) => r.json.type === 'message.received' && r.json.data.messageId === late), "Dave's message reached the receiver");
   await waitFor(() => receiver.requests.find((r) => r.json.type === 'message.received' && r.json.data.messageId === hello), 30_000, "Alice's new message");
   t.is(alice.retries.length, retries, 'decrypted from the migrated session: no retry receipt');
+
+  // A new contact's first message starts its session on one of the one-time pre-keys the files
+  // gateway made and uploaded (kept packed in memory, JSON in the file, migrated, packed again on
+  // the node): decrypted at once.
+  const usedPreKeys = () => [...double.devices.values()].reduce((n, d) => n + d.usedPreKeys.length, 0);
+  const used = usedPreKeys();
+  const erin = await double.contact('+15550000205', { name: 'Erin' });
+  const fromErin = await erin.sendText(double.accountJid(b.phone), 'first time here');
+  await waitFor(() => receiver.requests.find((r) => r.json.type === 'message.received' && r.json.data.messageId === fromErin), 30_000, "Erin's first message");
+  t.is(usedPreKeys(), used + 1, 'her session started on an uploaded pre-key');
+  t.is(erin.retries.length, 0, 'decrypted with the migrated pre-key: no retry receipt');
   t.deepEqual(double.errors, []);
 });

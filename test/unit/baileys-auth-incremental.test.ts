@@ -263,12 +263,12 @@ test('Signal sessions and tctokens are kept as text: equal on read, a new object
   await reopened.flush();
 });
 
-// One-time pre-keys are kept as JSON text too (COLD in auth-state.ts): a device that pairs makes
-// 812 of them, and as objects (two Buffers each) they were ~0.28 MB of heap a session once paired
-// (bench/sessions.ts, pairing as against WhatsApp). Guards: a read gives Baileys' KeyPair with
+// One-time pre-keys are kept packed (COLD in auth-state.ts, key-text.ts, packed-table.ts): a device
+// that pairs makes 812 of them, and as objects (two Buffers each) they were ~0.2 MB of heap a
+// session once paired (bench/sessions.ts, pairing as against WhatsApp). Guards: a read gives Baileys' KeyPair with
 // Buffers, a new object each time; a used pre-key (set to null) is gone, in the file too; the file is
 // the same document as before (a whole-document JSON.stringify); all survive a restart.
-test("one-time pre-keys are kept as text: read back as Baileys' key pairs, removed once used, the same file, reloaded", async (t) => {
+test("one-time pre-keys are kept packed: read back as Baileys' key pairs, removed once used, the same file, reloaded", async (t) => {
   const { dir, store } = await tempStore();
   t.teardown(() => rm(dir, { recursive: true, force: true }));
   const { keys } = store.state;
@@ -296,8 +296,10 @@ test("one-time pre-keys are kept as text: read back as Baileys' key pairs, remov
   const back = await reopened.state.keys.get('pre-key', ids);
   t.is(Object.keys(back).length, 811);
   t.true(back['812']!.private.equals(pair(12).private));
-  const tables = (reopened as unknown as { keys: Map<string, Map<string, unknown>> }).keys;
-  const values = [...(tables.get('pre-key')?.values() ?? [])];
-  t.true(values.length === 811 && values.every((v) => typeof v === 'string'), 'pre-key entries are kept as text');
+  const tables = (reopened as unknown as { keys: Map<string, Iterable<[string, unknown]>> }).keys;
+  const table = tables.get('pre-key')!;
+  t.is(table.constructor.name, 'PackedTable', 'pre-keys are kept packed, 64 bytes each in one Buffer');
+  const values = [...table].map(([, v]) => v);
+  t.true(values.length === 811 && values.every((v) => typeof v === 'string' && v.length === 64), 'each pre-key is its 64 bytes');
   await reopened.flush();
 });

@@ -37,9 +37,9 @@ function latin1(bytes: Uint8Array): string {
  * Buffers, or ~150 as its JSON. A device that pairs makes 812 of them and keeps those contacts have
  * not used (bench/sessions.ts pairs as against WhatsApp: 0.2 MB of heap a session as objects).
  *
- * Anything else (another shape, other lengths) is kept as its JSON, which is never 64 characters
- * long (a key pair's JSON is over 100): the length tells the two forms apart. The file holds the
- * same JSON either way, keys in the order Baileys makes them (`private`, then `public`).
+ * Anything else (another shape, other lengths) is kept as its JSON, never 64 characters long (a
+ * space is added to one that is): the length tells the two forms apart. The file holds the same
+ * JSON either way, keys in the order Baileys makes them (`private`, then `public`).
  */
 export const keyPairText: KeyText = {
   encode(value) {
@@ -50,14 +50,16 @@ export const keyPairText: KeyText = {
       const b = raw32(pub);
       if (a && b && keys.length === 2 && keys[0] === 'private' && keys[1] === 'public') return latin1(a) + latin1(b);
     }
-    return jsonText.encode(value);
+    // A JSON text of exactly 64 characters would read as a packed pair: one space makes it 65.
+    const json = jsonText.encode(value);
+    return json.length === 2 * HALF ? `${json} ` : json;
   },
   decode(text) {
     if (text.length !== 2 * HALF) return jsonText.decode(text);
     return { private: Buffer.from(text.slice(0, HALF), 'latin1'), public: Buffer.from(text.slice(HALF), 'latin1') };
   },
   json(text) {
-    if (text.length !== 2 * HALF) return text;
+    if (text.length !== 2 * HALF) return text.trimEnd();
     const b64 = (part: string) => Buffer.from(part, 'latin1').toString('base64');
     return `{"private":{"type":"Buffer","data":"${b64(text.slice(0, HALF))}"},"public":{"type":"Buffer","data":"${b64(text.slice(HALF))}"}}`;
   },
