@@ -295,7 +295,7 @@ test("one-time pre-keys are kept packed: read back as Baileys' key pairs, remove
   const reopened = await openStore(fileOf(store), { logger: silent });
   const back = await reopened.state.keys.get('pre-key', ids);
   t.is(Object.keys(back).length, 811);
-  t.true(back['812']!.private.equals(pair(12).private));
+  t.true(Buffer.from(back['812']!.private).equals(pair(12).private));
   const tables = (reopened as unknown as { keys: Map<string, Iterable<[string, unknown]>> }).keys;
   const table = tables.get('pre-key')!;
   t.is(table.constructor.name, 'PackedTable', 'pre-keys are kept packed, 64 bytes each in one Buffer');
