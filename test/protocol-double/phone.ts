@@ -30,8 +30,13 @@ export interface Device {
   registrationId: number;
   signedPreKey: { id: number; public: Buffer; signature: Buffer };
   removed: boolean;
-  /** One-time pre-keys Baileys uploaded (id -> 32-byte public), not yet handed out in a bundle. */
-  preKeys: Map<number, Buffer>;
+  /**
+   * One-time pre-keys Baileys uploaded (id -> the 32-byte public key as a latin1 string), not yet
+   * handed out in a bundle. Strings, not Buffers: the sessions bench pairs thousands of devices
+   * with 812 each, and a string is one leaf object for the double's collector where a Buffer is
+   * three (its process shares the machine's two cores with the daemon it measures).
+   */
+  preKeys: Map<number, string>;
   /** Pre-key ids handed out in bundles (consumed), in order. */
   usedPreKeys: number[];
   /**

@@ -396,7 +396,7 @@ export class ProtocolDouble implements ContactWire {
       const [id, pub] = next.value;
       device.preKeys.delete(id);
       device.usedPreKeys.push(id);
-      preKey = { id, public: pub };
+      preKey = { id, public: Buffer.from(pub, 'latin1') };
     }
     return { registrationId: device.registrationId, identity: raw32(device.identityKey), signedPreKey: { ...device.signedPreKey, public: raw32(device.signedPreKey.public) }, ...(preKey ? { preKey } : {}) };
   }
@@ -971,7 +971,7 @@ export class ProtocolDouble implements ContactWire {
     } else if (xmlns === 'encrypt' && node.attrs.type === 'set' && getBinaryNodeChild(node, 'list')) {
       // Pre-key upload: keep the public keys; they go into bundles others fetch.
       for (const k of getBinaryNodeChildren(getBinaryNodeChild(node, 'list'), 'key')) {
-        device?.preKeys.set(uint(getBinaryNodeChild(k, 'id')), bytes(getBinaryNodeChild(k, 'value')));
+        device?.preKeys.set(uint(getBinaryNodeChild(k, 'id')), bytes(getBinaryNodeChild(k, 'value')).toString('latin1'));
       }
       const skey = getBinaryNodeChild(node, 'skey');
       if (device && skey) this.setSignedPreKey(device, skey);
