@@ -1,4 +1,5 @@
 import { generateKeyPair, generateKeyPairSync } from 'node:crypto';
+import { X25519_PKCS8, X25519_SPKI } from './raw-keys.js';
 
 /** A Curve25519 (X25519) key pair as raw 32-byte halves. */
 export interface RawKeyPair {
@@ -7,8 +8,8 @@ export interface RawKeyPair {
 }
 
 // What Node's DER export puts before the 32 raw bytes (libsignal's src/curve.js slices the same way).
-const SPKI_PREFIX = 12;
-const PKCS8_PREFIX = 16;
+const SPKI_PREFIX = X25519_SPKI.length;
+const PKCS8_PREFIX = X25519_PKCS8.length;
 
 function raw(publicDer: Buffer, privateDer: Buffer): RawKeyPair {
   // Buffer.from copies the 32 bytes into Node's small-buffer slab: the DER buffers are not kept.
@@ -40,7 +41,7 @@ export interface KeyPairPoolOptions {
  *
  * Why: a device that pairs has no pre-keys on WhatsApp's server, and Baileys then makes 812 of
  * them (`INITIAL_PREKEY_COUNT`, rc14) in one synchronous loop of `Curve.generateKeyPair`, each one a
- * `generateKeyPairSync` of Node with its DER export: 170-240 ms on this machine in one turn of the
+ * `generateKeyPairSync` of Node with its DER export: 105-240 ms on this machine in one turn of the
  * event loop, during which every other instance's sends, webhooks and keepalives wait, at every
  * pairing (figures in README.md, "Performance"). Here the same calls of OpenSSL run in libuv's
  * thread pool, one at a time (the pool's other threads stay free for the journals' writes and
@@ -108,6 +109,11 @@ interface LibsignalCurve {
 const KEY_BUNDLE_TYPE = Buffer.from([5]);
 
 let installed: KeyPairPool | null = null;
+
+/** The pool installed in this process, if any (the daemon installs one where it loads Baileys). */
+export function installedKeyPairPool(): KeyPairPool | null {
+  return installed;
+}
 
 /**
  * Puts one pool behind Baileys' `Curve.generateKeyPair` (its pre-keys, signed pre-key, identity,

@@ -20,8 +20,8 @@ import { createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
  */
 
 // DER prefixes of raw keys (libsignal's src/curve.js for X25519; RFC 8410 for Ed25519).
-const X25519_SPKI = Buffer.from([48, 42, 48, 5, 6, 3, 43, 101, 110, 3, 33, 0]);
-const X25519_PKCS8 = Buffer.from([48, 46, 2, 1, 0, 48, 5, 6, 3, 43, 101, 110, 4, 34, 4, 32]);
+export const X25519_SPKI = Buffer.from([48, 42, 48, 5, 6, 3, 43, 101, 110, 3, 33, 0]);
+export const X25519_PKCS8 = Buffer.from([48, 46, 2, 1, 0, 48, 5, 6, 3, 43, 101, 110, 4, 34, 4, 32]);
 const ED25519_SPKI = Buffer.from([48, 42, 48, 5, 6, 3, 43, 101, 112, 3, 33, 0]);
 
 export type KeyKind = 'private' | 'public';
