@@ -146,6 +146,7 @@ export class LeaseManager {
     );
     if (!rows[0]) return false;
     this.owned.set(instanceId, rows[0].epoch);
+    this.ownView(instanceId, rows[0].epoch);
     this.counters.acquired += 1;
     return true;
   }
@@ -306,9 +307,19 @@ export class LeaseManager {
     if (rows.length > 0) logger.info({ instances: rows.length }, 'took over instances');
     for (const r of rows) {
       this.owned.set(r.instance_id, r.epoch);
+      this.ownView(r.instance_id, r.epoch);
       this.counters.acquired += 1;
       hooks.acquired(r.instance_id, r.epoch);
     }
+  }
+
+  /**
+   * The lease as read before this node took it still names the previous owner and its last status
+   * (`connected`, say) until the next tick; shown meanwhile, it would call a connection that has not
+   * started here connected (a send a moment later: CONNECTION_NOT_READY). The table says this now.
+   */
+  private ownView(instanceId: string, epoch: number): void {
+    this.view.set(instanceId, { ownerNode: this.options.nodeId, epoch, expired: false, status: null, reason: null });
   }
 
   /** Hands one instance over: its socket closes first, then the lease is freed for another node. */

@@ -202,7 +202,7 @@ export async function createDaemon(parts: DaemonParts): Promise<Daemon> {
     timers,
     logger,
     offline: mode === 'offline',
-    ...(cluster ? { elsewhere: (id: string) => cluster.leases.lease(id) } : {}),
+    ...(cluster ? { elsewhere: (id: string) => (cluster.owns(id) ? null : cluster.leases.lease(id)) } : {}),
   });
   const plainHooks = connectionHooks({ status, manager, bus, hub, clock, logger, ...(cluster ? { reportStatus: (id: string, s: ConnectionStatus, r: string | null) => cluster.leases.reportStatus(id, s, r) } : {}) });
   const sender = new SendService({ instances, credits, manager, clock, logger, metrics, typing: config.sending.typing, planChanged: (id) => status.planChanged(id), hub, usage: storage.usage });

@@ -2,7 +2,9 @@
  * Issue 23 item 2 ("every write for an instance carries its lease epoch"), for the writes the lease
  * manager itself makes: a connection status seen in one tenure does not label the next one, and a
  * hand-over frees only the tenure that ends. A node that lost an instance and took it back holds a
- * new epoch; what it queued under the old one changes nothing.
+ * new epoch; what it queued under the old one changes nothing. And a node that takes a lease over
+ * does not show the previous owner's last status as its own (a README cluster run once read
+ * `connected` there while the connection had not started, and its send met CONNECTION_NOT_READY).
  */
 import test from 'ava';
 import pg from 'pg';
@@ -15,7 +17,7 @@ import { freshDatabase } from '../helpers/postgres.js';
 import { testConfig } from './open.js';
 
 /** One node's lease manager on a fresh database, and an admin connection to move leases by hand. */
-async function leaseNode(lost: (id: string) => void = () => undefined) {
+async function leaseNode(lost: (id: string) => void = () => undefined, ids: string[] = []) {
   const db = await freshDatabase();
   const storage = await openPostgresStorage({ url: db.url, config: testConfig(), clock: systemClock, timers: systemTimers, logger: pino({ level: 'silent' }), nodeId: 'node-a', poolSize: 4, lazyPoolSize: 2 });
   const admin = new pg.Client({ connectionString: db.url });
@@ -27,7 +29,7 @@ async function leaseNode(lost: (id: string) => void = () => undefined) {
     ttlMs: 60_000,
     logger: pino({ level: 'silent' }),
     sessionId: storage.session.id,
-    hooks: { acquired: () => undefined, lost: async (id) => lost(id), instanceIds: () => [] },
+    hooks: { acquired: () => undefined, lost: async (id) => lost(id), instanceIds: () => ids },
   });
   const close = async (): Promise<void> => {
     await admin.end();
@@ -80,6 +82,24 @@ test('postgres: a hand-over frees the lease of the tenure that ends, not a later
     t.deepEqual(await stored(CUR), { owner_node: null, epoch: '1' }, 'the tenure that ends is freed for another node');
     t.is(leases.counters.handedOver, 2);
   } finally {
+    await close();
+  }
+});
+
+test('postgres: a lease taken over reads as this node\'s at once, without the previous owner\'s last status', async (t) => {
+  const ID = 'inst_takeover1';
+  const acquired: string[] = [];
+  const { admin, leases, close } = await leaseNode(undefined, [ID]);
+  (leases as unknown as { options: { hooks: { acquired(id: string): void } } }).options.hooks.acquired = (id) => acquired.push(id);
+  try {
+    // The previous owner's lease ran out while its connection was `connected`.
+    await admin.query(`INSERT INTO leases (instance_id, owner_node, epoch, expires_at, status) VALUES ($1, 'node-gone', 4, now() - interval '1 second', 'connected')`, [ID]);
+    t.true(await leases.refresh(ID).then((v) => v?.status === 'connected'), 'the view held the old status before');
+    await leases.start();
+    t.deepEqual(acquired, [ID], 'the first tick took the expired lease');
+    t.deepEqual(leases.lease(ID), { ownerNode: 'node-a', epoch: 5, expired: false, status: null, reason: null }, 'the view says this node holds it and no status yet');
+  } finally {
+    await leases.stop();
     await close();
   }
 });
