@@ -38,6 +38,12 @@ test('keepalive pings of all sessions leave on the ticks of one clock, each sess
         t.true(gap > 5000 - TICK_MS && gap < 7000 + TICK_MS, `session ${s}: ${Math.round(gap)} ms between pings`);
       }
     }
+    // Each ping is an iq of its own id (the double answers it by that id), and the answers alone keep
+    // an idle session open past its interval + Baileys' 5 s margin: none closed in 16 s.
+    const ids = sessions.flatMap((s) => s.received.flatMap((n) => (n.attrs.xmlns === 'w:p' ? [n.attrs.id ?? ''] : [])));
+    t.true(ids.every((id) => id !== ''), 'every ping has an id');
+    t.is(new Set(ids).size, ids.length, 'no id twice');
+    t.true(sessions.every((s) => !s.closed), 'every session still open');
     const gaps = pings.slice(1).map((p, i) => p.at - pings[i]!.at);
     const offGrid = gaps.filter((g) => {
       const off = g % TICK_MS;

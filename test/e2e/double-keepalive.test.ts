@@ -8,9 +8,9 @@ import { waitFor } from '../helpers/daemon.js';
 // keepAliveIntervalMs, so this test lowers Baileys' own default (this worker process only); the
 // 5 s margin remains, which makes this the slowest double test (about 6 s).
 DEFAULT_CONNECTION_CONFIG.keepAliveIntervalMs = 250;
-// Each unanswered ping is a query whose timeout timer (default 60 s) Baileys never clears when the
-// socket ends (end() removes the close listeners the query waits on), which would keep this worker
-// alive for a minute after the test.
+// The daemon sends its pings without a query (keep-socket-alive.ts); Baileys' queries around login
+// still arm timeout timers (default 60 s) that it never clears when the socket ends, which would keep
+// this worker alive for a minute after the test.
 DEFAULT_CONNECTION_CONFIG.defaultQueryTimeoutMs = 2000;
 
 test('a server that stops answering: keepalive gives up (408) and the daemon logs in again', async (t) => {

@@ -109,17 +109,21 @@ test('a beat that stops itself, or another, is not fired again', async (t) => {
   t.is(clock.sessions, 0);
 });
 
-/** A socket as keepSocketAlive sees it: a WebSocket client that emits `frame`, and a query that records pings. */
+/** A socket as keepSocketAlive sees it: a WebSocket client that emits `frame`, and a sendNode that records pings. */
 function fakeSocket() {
   const ws = Object.assign(new EventEmitter(), { isOpen: true, isClosed: false, isClosing: false });
   const pings: BinaryNode[] = [];
   const ended: Error[] = [];
   const sock = {
     ws,
-    query: async (node: BinaryNode) => {
+    sendNode: async (node: BinaryNode) => {
       pings.push(node);
-      return node;
     },
+    generateMessageTag: (() => {
+      let n = 0;
+      return () => `tag.${++n}`;
+    })(),
+    query: () => Promise.reject(new Error('a ping is sent, not queried')),
     end: async (err: Error | undefined) => {
       if (err) ended.push(err);
     },
@@ -142,6 +146,7 @@ test('a socket is pinged (iq w:p) from its first stanza after the handshake, not
   await waitFor(() => f.pings.length >= 2, 10_000, 'two pings');
   t.true(f.pings.length >= 2, `${f.pings.length} pings`);
   t.like(f.pings[0], { tag: 'iq', attrs: { xmlns: 'w:p', type: 'get', to: S_WHATSAPP_NET } });
+  t.deepEqual(f.pings.slice(0, 2).map((p) => p.attrs.id), ['tag.1', 'tag.2'], 'each ping has an id of its own, for the answer');
   stop();
   t.is(clock.sessions, 0);
   t.is(f.ws.listenerCount('frame'), 0);

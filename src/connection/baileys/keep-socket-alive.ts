@@ -21,8 +21,9 @@ function connectionLost(): Error {
  */
 export function keepSocketAlive(sock: SocketLike, clock: KeepaliveClock, intervalMs: number, log: Logger, lostAfterMs: number = LOST_AFTER_MS): () => void {
   const ws = sock.ws;
-  if (!ws?.on || !ws.off || !sock.query) return () => undefined;
-  const query = sock.query;
+  if (!ws?.on || !ws.off || !sock.sendNode || !sock.generateMessageTag) return () => undefined;
+  const sendNode = sock.sendNode;
+  const tag = sock.generateMessageTag;
   let lastReceived = Date.now();
   let stopBeat: (() => void) | null = null;
   const beat = (): void => {
@@ -36,9 +37,15 @@ export function keepSocketAlive(sock: SocketLike, clock: KeepaliveClock, interva
       return;
     }
     if (!ws.isOpen) return;
-    const ping: BinaryNode = { tag: 'iq', attrs: { to: S_WHATSAPP_NET, type: 'get', xmlns: 'w:p' }, content: [{ tag: 'ping', attrs: {} }] };
-    // A ping in flight when its socket closes fails with it: only a failure on an open socket is news.
-    query(ping).catch((err: unknown) => (ws.isOpen ? log.warn({ err: errorMessage(err) }, 'keepalive ping failed') : log.debug({ err: errorMessage(err) }, 'keepalive ping ended with its socket')));
+    const ping: BinaryNode = { tag: 'iq', attrs: { id: tag(), to: S_WHATSAPP_NET, type: 'get', xmlns: 'w:p' }, content: [{ tag: 'ping', attrs: {} }] };
+    // Sent, not queried: its answer is only a frame that moves lastReceived, which is all the beat
+    // reads (Baileys' own keepalive queries, but only logs the outcome: it too judges a socket by its
+    // last frame received, and ends it after the same silence). A Baileys query would format
+    // two stack traces for timeouts (promiseTimeout, waitForMessage), arm a 60 s timer it never
+    // clears when the socket ends, and add and remove three listeners, for every ping: about a fifth
+    // of the idle daemon's busy samples at 1,000 sessions (README, Performance).
+    // A ping that cannot be written on an open socket is news; on one closing, it is not.
+    sendNode(ping).catch((err: unknown) => (ws.isOpen ? log.warn({ err: errorMessage(err) }, 'keepalive ping failed') : log.debug({ err: errorMessage(err) }, 'keepalive ping ended with its socket')));
   };
   // Baileys emits every frame it receives as `frame`: the raw handshake as bytes, then decrypted stanzas.
   const onFrame = (frame: unknown): void => {

@@ -55,6 +55,8 @@ export type SocketLike = Pick<
 
 export type AccountSocketMember =
   | 'query'
+  | 'sendNode'
+  | 'generateMessageTag'
   | 'authState'
   | 'groupParticipantsUpdate'
   | 'groupUpdateSubject'
