@@ -57,7 +57,16 @@ installObjectFreeMacs();
 // Pairing (and every group send) signs on the main thread: the same signatures, ~11 times faster (curve-sign.ts).
 installCurveSign();
 // A new device's 812 pre-keys (and every other key pair) made ahead, in the thread pool (key-pair-pool.ts).
-installKeyPairPool(Curve, requireFromBaileys('libsignal/src/curve.js') as Parameters<typeof installKeyPairPool>[1]);
+// A refill that fails leaves the pool dry (each pair is then made on the spot, as before): said once,
+// on stderr (the journal under systemd), as the daemon's logger is not there yet.
+let poolFailureSaid = false;
+installKeyPairPool(Curve, requireFromBaileys('libsignal/src/curve.js') as Parameters<typeof installKeyPairPool>[1], {
+  onError: (err) => {
+    if (poolFailureSaid) return;
+    poolFailureSaid = true;
+    process.emitWarning(`key pairs could not be made in the thread pool (${errorMessage(err)}); they are made on the event loop instead`, { code: 'GATEWAY_KEY_PAIR_POOL' });
+  },
+});
 
 /** Bound on waiting for a socket to finish closing, so shutdown cannot hang on a dead network. */
 const END_WAIT_MS = 10_000;
