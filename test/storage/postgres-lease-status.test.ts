@@ -17,7 +17,7 @@ import { freshDatabase } from '../helpers/postgres.js';
 import { testConfig } from './open.js';
 
 /** One node's lease manager on a fresh database, and an admin connection to move leases by hand. */
-async function leaseNode(lost: (id: string) => void = () => undefined, ids: string[] = []) {
+async function leaseNode(lost: (id: string) => void = () => undefined, ids: string[] = [], acquired: (id: string) => void = () => undefined) {
   const db = await freshDatabase();
   const storage = await openPostgresStorage({ url: db.url, config: testConfig(), clock: systemClock, timers: systemTimers, logger: pino({ level: 'silent' }), nodeId: 'node-a', poolSize: 4, lazyPoolSize: 2 });
   const admin = new pg.Client({ connectionString: db.url });
@@ -29,7 +29,7 @@ async function leaseNode(lost: (id: string) => void = () => undefined, ids: stri
     ttlMs: 60_000,
     logger: pino({ level: 'silent' }),
     sessionId: storage.session.id,
-    hooks: { acquired: () => undefined, lost: async (id) => lost(id), instanceIds: () => ids },
+    hooks: { acquired: (id) => acquired(id), lost: async (id) => lost(id), instanceIds: () => ids },
   });
   const close = async (): Promise<void> => {
     await admin.end();
@@ -89,8 +89,7 @@ test('postgres: a hand-over frees the lease of the tenure that ends, not a later
 test('postgres: a lease taken over reads as this node\'s at once, without the previous owner\'s last status', async (t) => {
   const ID = 'inst_takeover1';
   const acquired: string[] = [];
-  const { admin, leases, close } = await leaseNode(undefined, [ID]);
-  (leases as unknown as { options: { hooks: { acquired(id: string): void } } }).options.hooks.acquired = (id) => acquired.push(id);
+  const { admin, leases, close } = await leaseNode(undefined, [ID], (id) => acquired.push(id));
   try {
     // The previous owner's lease ran out while its connection was `connected`.
     await admin.query(`INSERT INTO leases (instance_id, owner_node, epoch, expires_at, status) VALUES ($1, 'node-gone', 4, now() - interval '1 second', 'connected')`, [ID]);
