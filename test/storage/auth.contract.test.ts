@@ -10,6 +10,9 @@ import { engineTest } from './engines.js';
 import { authSnapshot } from './scenarios.js';
 import type { AuthSnapshot } from '../../src/storage/ports/auth-state.js';
 import { reviveBuffers } from '../../src/connection/baileys/buffer-json.js';
+import { AuthStore, PACKED_ROWS } from '../../src/connection/baileys/auth-state.js';
+import { randomBytes } from 'node:crypto';
+import { pino } from 'pino';
 
 const ID = 'inst_auth000001';
 const asIs = (v: unknown): unknown => v;
@@ -79,4 +82,25 @@ engineTest('auth: after kill -9 mid-writes the state is one acknowledged moment 
   t.is(state.keys['pre-key']?.n, state.creds.n);
   t.is(state.keys.session?.n, state.creds.n);
   t.true(await s.auth.isPaired(ID));
+});
+
+// Logins and memory (issue 26 item 2): the connection layer stores a session's one-time pre-keys
+// packed (one base64 member of the pre-key table, auth-state.ts PACKED_ROWS); every engine keeps
+// that table as the JSON it was given, so 812 pre-keys come back byte for byte after a reopen.
+engineTest('auth: 812 packed pre-keys saved through AuthStore come back byte for byte after a reopen', async (t, at) => {
+  const s = await at.open();
+  const store = await AuthStore.open(s.auth, ID, { logger: pino({ level: 'silent' }), debounceMs: 5 });
+  const pairs: Record<string, { private: Buffer; public: Buffer }> = {};
+  for (let id = 1; id <= 812; id++) pairs[String(id)] = { private: randomBytes(32), public: randomBytes(32) };
+  await store.state.keys.set({ 'pre-key': pairs });
+  await store.flush();
+  const stored = (await s.auth.read(ID, asIs)) as { keys: Record<string, Record<string, unknown>> };
+  t.deepEqual(Object.keys(stored.keys['pre-key'] ?? {}), [PACKED_ROWS], 'one packed member, not 812 entries');
+  await s.close();
+  const again = await at.open();
+  const reopened = await AuthStore.open(again.auth, ID, { logger: pino({ level: 'silent' }) });
+  const got = await reopened.state.keys.get('pre-key', Object.keys(pairs));
+  t.is(Object.keys(got).length, 812);
+  const differ = Object.entries(pairs).filter(([id, pair]) => !(got[id] && Buffer.from(got[id].private).equals(pair.private) && Buffer.from(got[id].public).equals(pair.public)));
+  t.deepEqual(differ.map(([id]) => id), []);
 });

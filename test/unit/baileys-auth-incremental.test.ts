@@ -5,7 +5,7 @@ import { basename, dirname, join } from 'node:path';
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import { BufferJSON, type SignalDataTypeMap } from '@whiskeysockets/baileys';
-import { AuthStore, tableToJson, type AuthStoreOptions } from '../../src/connection/baileys/auth-state.js';
+import { AuthStore, PACKED_ROWS, tableToJson, type AuthStoreOptions } from '../../src/connection/baileys/auth-state.js';
 import { FileAuthStates } from '../../src/storage/files/auth-state.js';
 import { silent } from './baileys-fake-socket.js';
 import { UNGUARDED } from '../../src/fs/write-guard.js';
@@ -267,7 +267,7 @@ test('Signal sessions and tctokens are kept as text: equal on read, a new object
 // that pairs makes 812 of them, and as objects (two Buffers each) they were ~0.2 MB of heap a
 // session once paired (bench/sessions.ts, pairing as against WhatsApp). Guards: a read gives Baileys' KeyPair with
 // Buffers, a new object each time; a used pre-key (set to null) is gone, in the file too; the file is
-// the same document as before (a whole-document JSON.stringify); all survive a restart.
+// the same document, its pre-key table as packed rows (PACKED_ROWS); all survive a restart.
 test("one-time pre-keys are kept packed: read back as Baileys' key pairs, removed once used, the same file, reloaded", async (t) => {
   const { dir, store } = await tempStore();
   t.teardown(() => rm(dir, { recursive: true, force: true }));
@@ -289,8 +289,15 @@ test("one-time pre-keys are kept packed: read back as Baileys' key pairs, remove
   await keys.set({ 'pre-key': { '5': null } });
   await store.flush();
   const ids = Array.from({ length: 812 }, (_, i) => String(i + 1));
-  t.is(await readFile(fileOf(store), 'utf8'), await expectedText(store, { 'pre-key': ids }));
-  t.false('5' in JSON.parse(await readFile(fileOf(store), 'utf8')).keys['pre-key']);
+  // The file: the whole document, its pre-key table packed (PACKED_ROWS: id, private, public a row).
+  const file = JSON.parse(await readFile(fileOf(store), 'utf8')) as { keys: Record<string, Record<string, string>> };
+  const stored = file.keys['pre-key']!;
+  t.deepEqual(Object.keys(stored), [PACKED_ROWS]);
+  const rows = Buffer.from(stored[PACKED_ROWS]!, 'base64');
+  const expected = ids.filter((id) => id !== '5').map((id) => Buffer.concat([Buffer.from([0, 0, Number(id) >> 8, Number(id) & 255]), pair(Number(id) % 100).private, pair(Number(id) % 100).public]));
+  t.true(rows.equals(Buffer.concat(expected)), 'rows of every pre-key but 5, in order');
+  delete file.keys['pre-key'];
+  t.is(JSON.stringify(file), await expectedText(store, {}));
 
   const reopened = await openStore(fileOf(store), { logger: silent });
   const back = await reopened.state.keys.get('pre-key', ids);

@@ -7,13 +7,16 @@
  * else (another id, another text) goes to a plain Map beside them. Iteration gives the packed
  * entries in the order they were first set, then the others.
  *
- * The same subset of Map's interface that AuthStore uses on a key table.
+ * The same subset of Map's interface that AuthStore uses on a key table, and the packed entries as
+ * rows of bytes for the stored form (`rows()`, `setRows()`; see auth-state.ts, PACKED_ROWS).
  */
 const SLOT = 64;
 /** Slots a chunk. */
 const CHUNK = 64;
 /** An id kept as a number: what `String(n)` gives back for n up to 999,999,999 (a small integer to V8). */
 const NUMERIC_ID = /^(?:0|[1-9]\d{0,8})$/;
+/** A row of `rows()`: the id as a 32-bit big-endian integer, then the entry's 64 bytes. */
+export const ROW = 4 + SLOT;
 // eslint-disable-next-line no-control-regex
 const NOT_LATIN1 = /[^\u0000-\u00ff]/;
 
@@ -58,6 +61,47 @@ export class PackedTable {
   *[Symbol.iterator](): IterableIterator<[string, unknown]> {
     for (const [n, slot] of this.slots) yield [String(n), this.read(slot)];
     yield* this.others;
+  }
+
+  /** The packed entries, in iteration order, as rows of ROW bytes: one Buffer, no string an entry. */
+  rows(): Buffer {
+    const out = Buffer.allocUnsafe(this.slots.size * ROW);
+    let at = 0;
+    for (const [n, slot] of this.slots) {
+      out.writeUInt32BE(n, at);
+      this.chunks[Math.floor(slot / CHUNK)]!.copy(out, at + 4, (slot % CHUNK) * SLOT, (slot % CHUNK) * SLOT + SLOT);
+      at += ROW;
+    }
+    return out;
+  }
+
+  /** The entries that are not packed (ids and values as set). */
+  unpacked(): IterableIterator<[string, unknown]> {
+    return this.others.entries();
+  }
+
+  /**
+   * Sets the entries of `rows` as `rows()` gives them, copied byte for byte (no latin1 string made
+   * for each). Throws a RangeError, setting nothing, when `rows` is not whole rows or an id is over
+   * 999,999,999 (not one `rows()` can give).
+   */
+  setRows(rows: Uint8Array): this {
+    const bytes = Buffer.from(rows.buffer, rows.byteOffset, rows.byteLength);
+    if (bytes.length % ROW !== 0) throw new RangeError(`packed rows are ${bytes.length} bytes, not a multiple of ${ROW}`);
+    for (let at = 0; at < bytes.length; at += ROW) {
+      if (bytes.readUInt32BE(at) > 999_999_999) throw new RangeError(`packed row ${at / ROW} has id ${bytes.readUInt32BE(at)}`);
+    }
+    for (let at = 0; at < bytes.length; at += ROW) {
+      const n = bytes.readUInt32BE(at);
+      let slot = this.slots.get(n);
+      if (slot === undefined) {
+        slot = this.free.pop() ?? this.grow();
+        this.slots.set(n, slot);
+      }
+      bytes.copy(this.chunks[Math.floor(slot / CHUNK)]!, (slot % CHUNK) * SLOT, at + 4, at + ROW);
+      this.others.delete(String(n));
+    }
+    return this;
   }
 
   private remove(id: string): boolean {
