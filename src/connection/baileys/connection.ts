@@ -43,6 +43,7 @@ import { askPairingCode } from './pairing-code.js';
 import { BaileysAccount } from './account.js';
 import * as groupActions from './groups.js';
 import { routeLibsignalConsole } from './libsignal-console.js';
+import { installAppStateSlices } from './app-state-slices.js';
 import type { CreatedGroup, GroupSettings, ParticipantResult } from '../account-types.js';
 import type { GroupAction, PresenceState } from '../../schemas/account-events.js';
 
@@ -54,6 +55,8 @@ installCurveVerify();
 installCachedAgreement();
 // libsignal's MACs without a native Hmac object each (fewer weak handles in full collections' pauses: libsignal-mac.ts).
 installObjectFreeMacs();
+// A first login's app-state decoding gives the event loop back in time slices (app-state-slices.ts, patches/).
+installAppStateSlices();
 // Pairing (and every group send) signs on the main thread: the same signatures, ~11 times faster (curve-sign.ts).
 installCurveSign();
 // A new device's 812 pre-keys (and every other key pair) made ahead, in the thread pool (key-pair-pool.ts).
