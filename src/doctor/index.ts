@@ -1,4 +1,5 @@
 import { defaultConfig } from '../config/validate.js';
+import { checkBaileysPatch } from './baileys-patch.js';
 import { checkNodeVersion } from './node-version.js';
 import { checkDataDirExists, checkPermissions } from './permissions.js';
 import { checkPort } from './port.js';
@@ -12,11 +13,11 @@ export type { CheckResult, CheckStatus, DoctorReport } from './types.js';
 const skipped = (name: string, why: string): CheckResult => ({ name, status: 'skip', message: `skipped: ${why}` });
 
 /**
- * Checks an installation: Node version, the data dir (exists, 0700/0600, one owner), config
+ * Checks an installation: Node version, Baileys' patch, the data dir (exists, 0700/0600, one owner), config
  * validity, store integrity, whether the daemon can listen and whether WhatsApp can be reached. Reads only; never writes.
  */
 export async function runDoctor(dataDir: string, options: { nodeVersion?: string } = {}): Promise<DoctorReport> {
-  const checks: CheckResult[] = [checkNodeVersion(options.nodeVersion)];
+  const checks: CheckResult[] = [checkNodeVersion(options.nodeVersion), checkBaileysPatch()];
   const dir = checkDataDirExists(dataDir);
   checks.push(dir);
   if (dir.status !== 'ok') {

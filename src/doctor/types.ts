@@ -2,7 +2,7 @@
 export type CheckStatus = 'ok' | 'warn' | 'fail' | 'skip';
 
 export interface CheckResult {
-  /** Stable id for scripts: node, data-dir, permissions, config, store, port. */
+  /** Stable id for scripts: node, baileys, data-dir, permissions, config, store, port, whatsapp, database. */
   name: string;
   status: CheckStatus;
   /** One line: what was found. */

@@ -51,7 +51,7 @@ test('doctor on a healthy data dir exits 0', async (t) => {
   const r = await runCli(['doctor'], { dataDir: dir });
   t.is(r.code, 0, r.stdout + r.stderr);
   t.regex(r.stdout, /All checks passed/);
-  for (const name of ['node', 'data-dir', 'permissions', 'config', 'store', 'port', 'whatsapp', 'database']) t.regex(r.stdout, new RegExp(`ok\\s+${name}\\b`));
+  for (const name of ['node', 'baileys', 'data-dir', 'permissions', 'config', 'store', 'port', 'whatsapp', 'database']) t.regex(r.stdout, new RegExp(`ok\\s+${name}\\b`));
 });
 
 test('doctor --json prints one document', async (t) => {
@@ -61,7 +61,7 @@ test('doctor --json prints one document', async (t) => {
   const report = JSON.parse(r.stdout) as { ok: boolean; dataDir: string; checks: { name: string; status: string }[] };
   t.true(report.ok);
   t.is(report.dataDir, dir);
-  t.deepEqual(report.checks.map((c) => c.status), ['ok', 'ok', 'ok', 'ok', 'ok', 'ok', 'ok', 'ok']);
+  t.deepEqual(report.checks.map((c) => c.status), ['ok', 'ok', 'ok', 'ok', 'ok', 'ok', 'ok', 'ok', 'ok']);
 });
 
 test('doctor names a corrupt instances.json and exits 1', async (t) => {

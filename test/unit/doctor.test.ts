@@ -66,6 +66,7 @@ test('a healthy data dir passes every check', async (t) => {
   t.true(report.ok, formatReport(report));
   t.deepEqual(report.checks.map((c) => [c.name, c.status]), [
     ['node', 'ok'],
+    ['baileys', 'ok'],
     ['data-dir', 'ok'],
     ['permissions', 'ok'],
     ['config', 'ok'],
@@ -208,4 +209,21 @@ test('compareVersions compares numerically', (t) => {
 
 test.after.always(async () => {
   await Promise.all(made.map((dir) => rm(dir, { recursive: true, force: true })));
+});
+
+// Item 3 of issue 26 (no stall while phones pair) rests on patches/ being applied to Baileys at
+// install (patch-package): doctor says whether it is, and what to run when it is not.
+test('doctor says whether the installed Baileys carries the gateway patch, and what to run when it does not', async (t) => {
+  const { checkBaileysPatch, patchedBaileysFile, PATCH_MARK } = await import('../../src/doctor/baileys-patch.js');
+  const installed = checkBaileysPatch();
+  t.is(installed.status, 'ok', `this checkout's Baileys is patched by npm ci: ${installed.message}`);
+  const dir = await scratch();
+  const unpatched = join(dir, 'chat-utils.js');
+  const { readFile } = await import('node:fs/promises');
+  await writeFile(unpatched, (await readFile(patchedBaileysFile(), 'utf8')).replaceAll(PATCH_MARK, 'undefined'));
+  const missing = checkBaileysPatch(unpatched);
+  t.is(missing.status, 'warn');
+  t.regex(missing.message, /without the gateway's patch/);
+  t.regex(missing.fix ?? '', /npx patch-package/);
+  t.is(checkBaileysPatch(join(dir, 'absent.js')).status, 'warn');
 });
