@@ -12,6 +12,9 @@ test("loading the Baileys connection installs the pool, and Baileys' Curve takes
   await import('../../src/connection/baileys/connection.js');
   const pool = installedKeyPairPool();
   t.not(pool, null);
+  // Primed at install: filling before anything takes from it (the first pairing finds it full).
+  while (pool!.available === 0) await new Promise((r) => setTimeout(r, 5));
+  t.true(pool!.available > 0, 'key pairs made before the first take');
   await pool!.filled();
   const before = pool!.available;
   Curve.generateKeyPair();

@@ -59,6 +59,45 @@ test('a pool fills in the background once taken from, hands out what it made, an
   t.is(seen.size, 1 + 812 + 300);
 });
 
+test('a refill keeps several key pairs in the making at once, never more than asked nor more than the pool lacks (a busy event loop got one a turn, and the pool ran dry while phones paired)', async (t) => {
+  const waiting: Array<() => void> = [];
+  let most = 0;
+  const later = () =>
+    new Promise<RawKeyPair>((resolve) => {
+      waiting.push(() => resolve(keyPairNow()));
+      most = Math.max(most, waiting.length);
+    });
+  const pool = new KeyPairPool({ size: 20, inFlight: 6, later });
+  t.is(waiting.length, 0, 'nothing made before the first take or prime');
+  pool.prime();
+  t.is(waiting.length, 6, 'six in the making at once');
+  // Each finished pair starts the next while the pool lacks more than those in the making.
+  for (let turns = 0; waiting.length > 0 && turns < 100; turns++) {
+    const batch = waiting.splice(0);
+    for (const done of batch) done();
+    await new Promise((r) => setImmediate(r));
+  }
+  t.is(pool.available, 20, 'filled to its size, not past it');
+  t.is(most, 6, 'never more than six at once');
+  t.is(waiting.length, 0);
+});
+
+test('the default in-flight count is half of libuv\'s thread pool (the journals keep the other half)', async (t) => {
+  let calls = 0;
+  const pending: Array<() => void> = [];
+  const pool = new KeyPairPool({
+    size: 100,
+    later: () => {
+      calls += 1;
+      return new Promise<RawKeyPair>((resolve) => pending.push(() => resolve(keyPairNow())));
+    },
+  });
+  pool.prime();
+  const size = Number(process.env.UV_THREADPOOL_SIZE);
+  t.is(calls, Math.max(2, Math.floor((Number.isInteger(size) && size > 0 ? size : 4) / 2)));
+  for (const done of pending.splice(0)) done();
+});
+
 test('a failing refill is reported and the pool still answers, on this thread', async (t) => {
   const errors: unknown[] = [];
   const pool = new KeyPairPool({ size: 10, later: () => Promise.reject(new Error('thread pool gone')), onError: (err) => errors.push(err) });

@@ -34,6 +34,17 @@ export interface KeyPairPoolOptions {
   later?: () => Promise<RawKeyPair>;
   /** Called when the refill fails (the pool then stops refilling until the next take). */
   onError?: (err: unknown) => void;
+  /**
+   * Key pairs in the making at once (default: half of libuv's thread pool, UV_THREADPOOL_SIZE, at
+   * least 2; 8 in the daemon, whose bin/gateway sets 16). See `refill`.
+   */
+  inFlight?: number;
+}
+
+/** Half of libuv's thread pool (4 threads unless UV_THREADPOOL_SIZE says otherwise), at least 2. */
+function halfThreadPool(): number {
+  const size = Number(process.env.UV_THREADPOOL_SIZE);
+  return Math.max(2, Math.floor((Number.isInteger(size) && size > 0 ? size : 4) / 2));
 }
 
 /**
@@ -51,19 +62,25 @@ export interface KeyPairPoolOptions {
  *
  * The keys are what they were: OpenSSL's X25519 generation from its CSPRNG, each handed out once;
  * they wait in this process's memory before use, where Baileys keeps them after.
- * The pool starts filling at the first `take()` (a daemon that never connects makes none).
+ * A pool starts filling at the first `take()` or `prime()`; the daemon's is primed when its Baileys
+ * connection module loads (installKeyPairPool), so the first pairings find it full.
  */
 export class KeyPairPool {
   private readonly ready: RawKeyPair[] = [];
   private readonly size: number;
   private readonly later: () => Promise<RawKeyPair>;
   private readonly onError: (err: unknown) => void;
-  private filling = false;
+  private readonly inFlight: number;
+  /** Key pairs being made now. */
+  private making = 0;
+  /** A refill failed: no new one starts (and no later failure is reported) until the next take. */
+  private failed = false;
 
   constructor(options: KeyPairPoolOptions = {}) {
     this.size = options.size ?? 2048;
     this.later = options.later ?? keyPairLater;
     this.onError = options.onError ?? (() => {});
+    this.inFlight = Math.max(1, Math.floor(options.inFlight ?? halfThreadPool()));
   }
 
   /** How many key pairs are ready now. */
@@ -74,30 +91,50 @@ export class KeyPairPool {
   /** The next key pair: one made ahead if there is one, else one made now. Starts a refill. */
   take(): RawKeyPair {
     const pair = this.ready.pop() ?? keyPairNow();
+    this.failed = false;
     this.refill();
     return pair;
   }
 
-  /** Resolves once the pool is full again (or its refill failed). For tests and warm-up. */
-  async filled(): Promise<void> {
+  /** Starts filling the pool now, before anything is taken (a refill that failed is tried again). */
+  prime(): void {
+    this.failed = false;
     this.refill();
-    while (this.filling) await new Promise((r) => setTimeout(r, 5));
   }
 
+  /** Resolves once the pool is full again (or its refill failed). For tests and warm-up. */
+  async filled(): Promise<void> {
+    this.prime();
+    while (this.making > 0) await new Promise((r) => setTimeout(r, 5));
+  }
+
+  /**
+   * Keeps `inFlight` key pairs in the making until the pool is full. Each finished one wakes the
+   * event loop once, so a refill of one at a time (as at first) added at most one key pair a turn:
+   * on a loop busy with pairings (2.5 a second, 812 key pairs each, 2,030 a second) it fell behind,
+   * the pool ran dry and `take()` made them on this thread, the longest stalls of the bench's
+   * pairing (keyPairNow in 20 of the 73 gaps over 40 ms of one profiled run at 1,000; 122 ms at
+   * the first pairing, 103 ms at the last). Half of the thread pool at most, so a journal's write
+   * or fdatasync never waits behind more than one key pair in each of the other threads.
+   */
   private refill(): void {
-    if (this.filling || this.ready.length >= this.size) return;
-    this.filling = true;
-    void (async () => {
-      try {
-        // One at a time: each call is one task of the thread pool, so the pool never queues a
-        // burst of them ahead of a journal's fdatasync.
-        while (this.ready.length < this.size) this.ready.push(await this.later());
-      } catch (err) {
-        this.onError(err);
-      } finally {
-        this.filling = false;
-      }
-    })();
+    while (!this.failed && this.making < this.inFlight && this.ready.length + this.making < this.size) {
+      this.making += 1;
+      this.later().then(
+        (pair) => {
+          this.making -= 1;
+          this.ready.push(pair);
+          this.refill();
+        },
+        (err: unknown) => {
+          this.making -= 1;
+          // One report a round: the other pairs in the making may fail for the same reason.
+          if (this.failed) return;
+          this.failed = true;
+          this.onError(err);
+        },
+      );
+    }
   }
 }
 
@@ -125,6 +162,8 @@ export function installKeyPairPool(curve: { generateKeyPair: () => { private: Ui
   if (installed) return installed;
   const pool = new KeyPairPool(options);
   installed = pool;
+  // Filled from now: the first pairing after a start finds its 812 pre-keys made.
+  pool.prime();
   curve.generateKeyPair = () => pool.take();
   libsignal.generateKeyPair = () => {
     const pair = pool.take();

@@ -39,12 +39,7 @@ export class PackedTable {
 
   set(id: string, value: unknown): this {
     if (typeof value === 'string' && value.length === SLOT && NUMERIC_ID.test(id) && !NOT_LATIN1.test(value)) {
-      const n = Number(id);
-      let slot = this.slots.get(n);
-      if (slot === undefined) {
-        slot = this.free.pop() ?? this.grow();
-        this.slots.set(n, slot);
-      }
+      const slot = this.slotFor(Number(id));
       this.chunks[Math.floor(slot / CHUNK)]!.write(value, (slot % CHUNK) * SLOT, SLOT, 'latin1');
       this.others.delete(id);
     } else {
@@ -93,11 +88,7 @@ export class PackedTable {
     }
     for (let at = 0; at < bytes.length; at += ROW) {
       const n = bytes.readUInt32BE(at);
-      let slot = this.slots.get(n);
-      if (slot === undefined) {
-        slot = this.free.pop() ?? this.grow();
-        this.slots.set(n, slot);
-      }
+      const slot = this.slotFor(n);
       bytes.copy(this.chunks[Math.floor(slot / CHUNK)]!, (slot % CHUNK) * SLOT, at + 4, at + ROW);
       this.others.delete(String(n));
     }
@@ -113,6 +104,16 @@ export class PackedTable {
     this.chunks[Math.floor(slot / CHUNK)]!.fill(0, (slot % CHUNK) * SLOT, (slot % CHUNK) * SLOT + SLOT);
     this.free.push(slot);
     return true;
+  }
+
+  /** The slot of packed id `n`, taken (a freed one first) when it has none yet. */
+  private slotFor(n: number): number {
+    let slot = this.slots.get(n);
+    if (slot === undefined) {
+      slot = this.free.pop() ?? this.grow();
+      this.slots.set(n, slot);
+    }
+    return slot;
   }
 
   private read(slot: number): string {
