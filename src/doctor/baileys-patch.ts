@@ -4,33 +4,42 @@ import { fileURLToPath } from 'node:url';
 import { errorMessage } from '../domain/errors.js';
 import type { CheckResult } from './types.js';
 
-/** What the gateway's patch of Baileys (patches/, applied by `npm ci` through patch-package) adds. */
-export const PATCH_MARK = "Symbol.for('wa-gateway.pauseIfLong')";
+/** What the gateway's patch of Baileys (patches/, applied by `npm ci` through patch-package) adds, file by file. */
+export const PATCHED: ReadonlyArray<{ file: string; mark: string; what: string }> = [
+  { file: 'Utils/chat-utils.js', mark: "Symbol.for('wa-gateway.pauseIfLong')", what: "a first login's app-state decoding holds the event loop for tens of ms" },
+  { file: 'Utils/crypto.js', mark: "Symbol.for('wa-gateway.hmacSign')", what: 'its HMACs each leave a native object for a full collection to free in its pause' },
+];
 
-/** The file of the installed Baileys that the patch changes. */
-export function patchedBaileysFile(): string {
-  // The package's entry is lib/index.js; the patched module sits beside it.
-  return join(dirname(fileURLToPath(import.meta.resolve('@whiskeysockets/baileys'))), 'Utils', 'chat-utils.js');
+/** The directory of the installed Baileys' modules (lib/), where the patched files sit. */
+export function baileysLibDir(): string {
+  // The package's entry is lib/index.js.
+  return dirname(fileURLToPath(import.meta.resolve('@whiskeysockets/baileys')));
 }
 
 /**
  * Whether the installed Baileys carries the gateway's patch: without it the gateway works, but a
  * first login decodes the account's app state in one turn of the event loop (40 to 60 ms a
- * realistic account, every other instance waiting; README, "Dependencies").
+ * realistic account, every other instance waiting) and its HMACs lengthen full collections' pauses
+ * (README, "Dependencies").
  */
-export function checkBaileysPatch(file: string = patchedBaileysFile()): CheckResult {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (err) {
-    return { name: 'baileys', status: 'warn', message: `cannot read Baileys' ${file}: ${errorMessage(err)}`, fix: 'reinstall: npm ci' };
+export function checkBaileysPatch(lib: string = baileysLibDir()): CheckResult {
+  const missing: Array<{ file: string; what: string }> = [];
+  for (const { file, mark, what } of PATCHED) {
+    const path = join(lib, file);
+    let text: string;
+    try {
+      text = readFileSync(path, 'utf8');
+    } catch (err) {
+      return { name: 'baileys', status: 'warn', message: `cannot read Baileys' ${path}: ${errorMessage(err)}`, fix: 'reinstall: npm ci' };
+    }
+    if (!text.includes(mark)) missing.push({ file: path, what });
   }
-  if (text.includes(PATCH_MARK)) return { name: 'baileys', status: 'ok', message: "Baileys carries the gateway's patch (app-state decoding in time slices)" };
+  if (missing.length === 0) return { name: 'baileys', status: 'ok', message: "Baileys carries the gateway's patch (app-state decoding in time slices, HMACs without native objects)" };
   return {
     name: 'baileys',
     status: 'warn',
-    message: "Baileys was installed without the gateway's patch (npm ci --ignore-scripts?): a first login's app-state decoding holds the event loop for tens of ms",
+    message: `Baileys was installed without the gateway's patch (npm ci --ignore-scripts?): ${missing.map((m) => m.what).join('; ')}`,
     fix: 'in the install directory: npx patch-package (or npm ci without --ignore-scripts)',
-    files: [file],
+    files: missing.map((m) => m.file),
   };
 }

@@ -213,17 +213,25 @@ test.after.always(async () => {
 
 // Item 3 of issue 26 (no stall while phones pair) rests on patches/ being applied to Baileys at
 // install (patch-package): doctor says whether it is, and what to run when it is not.
-test('doctor says whether the installed Baileys carries the gateway patch, and what to run when it does not', async (t) => {
-  const { checkBaileysPatch, patchedBaileysFile, PATCH_MARK } = await import('../../src/doctor/baileys-patch.js');
+test('doctor says whether the installed Baileys carries the gateway patch, file by file, and what to run when it does not', async (t) => {
+  const { checkBaileysPatch, baileysLibDir, PATCHED } = await import('../../src/doctor/baileys-patch.js');
   const installed = checkBaileysPatch();
   t.is(installed.status, 'ok', `this checkout's Baileys is patched by npm ci: ${installed.message}`);
-  const dir = await scratch();
-  const unpatched = join(dir, 'chat-utils.js');
-  const { readFile } = await import('node:fs/promises');
-  await writeFile(unpatched, (await readFile(patchedBaileysFile(), 'utf8')).replaceAll(PATCH_MARK, 'undefined'));
-  const missing = checkBaileysPatch(unpatched);
-  t.is(missing.status, 'warn');
-  t.regex(missing.message, /without the gateway's patch/);
-  t.regex(missing.fix ?? '', /npx patch-package/);
-  t.is(checkBaileysPatch(join(dir, 'absent.js')).status, 'warn');
+  const { readFile, mkdir } = await import('node:fs/promises');
+  // A copy of the patched files, each in turn without its part of the patch.
+  for (const without of PATCHED) {
+    const lib = await scratch();
+    await mkdir(join(lib, 'Utils'));
+    for (const { file, mark } of PATCHED) {
+      const text = await readFile(join(baileysLibDir(), file), 'utf8');
+      await writeFile(join(lib, file), file === without.file ? text.replaceAll(mark, 'undefined') : text);
+    }
+    const missing = checkBaileysPatch(lib);
+    t.is(missing.status, 'warn');
+    t.regex(missing.message, /without the gateway's patch/);
+    t.true(missing.message.includes(without.what), missing.message);
+    t.deepEqual(missing.files, [join(lib, without.file)]);
+    t.regex(missing.fix ?? '', /npx patch-package/);
+  }
+  t.is(checkBaileysPatch(join(await scratch(), 'absent')).status, 'warn');
 });

@@ -44,6 +44,7 @@ import { BaileysAccount } from './account.js';
 import * as groupActions from './groups.js';
 import { routeLibsignalConsole } from './libsignal-console.js';
 import { installAppStateSlices } from './app-state-slices.js';
+import { installBaileysHmac } from './app-state-hmac.js';
 import type { CreatedGroup, GroupSettings, ParticipantResult } from '../account-types.js';
 import type { GroupAction, PresenceState } from '../../schemas/account-events.js';
 
@@ -57,6 +58,8 @@ installCachedAgreement();
 installObjectFreeMacs();
 // A first login's app-state decoding gives the event loop back in time slices (app-state-slices.ts, patches/).
 installAppStateSlices();
+// Baileys' HMACs (two an app-state mutation) without a native object each (app-state-hmac.ts, patches/).
+installBaileysHmac();
 // Pairing (and every group send) signs on the main thread: the same signatures, ~11 times faster (curve-sign.ts).
 installCurveSign();
 // A new device's 812 pre-keys (and every other key pair) made ahead, in the thread pool (key-pair-pool.ts).

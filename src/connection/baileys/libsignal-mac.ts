@@ -1,5 +1,6 @@
 import { hash } from 'node:crypto';
 import { requireFromBaileys } from './from-baileys.js';
+import { hmac } from './hmac.js';
 
 /** The functions of libsignal's `src/crypto.js` replaced here (its session builder and cipher read them from that object at each call). */
 interface LibsignalCrypto {
@@ -9,31 +10,12 @@ interface LibsignalCrypto {
   hash(data: Buffer): Buffer;
 }
 
-/** SHA-256's block size, in bytes. */
-const BLOCK = 64;
-
 /**
- * HMAC-SHA256 (RFC 2104) as two one-shot hashes: H((K ^ opad) || H((K ^ ipad) || data)).
- *
- * Why not createHmac: each call makes a native Hmac object that the garbage collector frees
- * through a weak-handle callback, run on the main thread in the final pause of a full collection.
- * libsignal makes ~270 of them for each account that pairs (its HKDF and message MACs: six a
- * decrypted message), and while 1,000 phones paired the weak-handle phase was up to 40 ms of a
- * 91 ms pause (`--trace-gc-nvp`, heap.external.weak_global_handles). One-shot `crypto.hash` makes
- * no object; the time per MAC is the same (2.0 against 2.1 µs for 120 bytes, 200,000 of each).
+ * HMAC-SHA256 without a native object (hmac.ts): libsignal made ~270 Hmac objects for each account
+ * that pairs (its HKDF and message MACs: six a decrypted message).
  */
 export function hmacSha256(key: Uint8Array, data: Uint8Array): Buffer {
-  const k = key.byteLength > BLOCK ? hash('sha256', key, 'buffer') : key;
-  const inner = Buffer.allocUnsafe(BLOCK + data.byteLength);
-  const outer = Buffer.allocUnsafe(BLOCK + 32);
-  for (let i = 0; i < BLOCK; i++) {
-    const b = i < k.byteLength ? k[i]! : 0;
-    inner[i] = b ^ 0x36;
-    outer[i] = b ^ 0x5c;
-  }
-  inner.set(data, BLOCK);
-  outer.set(hash('sha256', inner, 'buffer'), BLOCK);
-  return hash('sha256', outer, 'buffer');
+  return hmac('sha256', key, data);
 }
 
 function assertBuffer(value: unknown): Buffer {
