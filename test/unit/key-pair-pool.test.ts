@@ -82,7 +82,7 @@ test('a refill keeps several key pairs in the making at once, never more than as
   t.is(waiting.length, 0);
 });
 
-test('the default in-flight count is half of libuv\'s thread pool (the journals keep the other half)', async (t) => {
+test('by default 32 key pairs are in the making at once, and a full pool makes none', async (t) => {
   let calls = 0;
   const pending: Array<() => void> = [];
   const pool = new KeyPairPool({
@@ -92,6 +92,17 @@ test('the default in-flight count is half of libuv\'s thread pool (the journals 
       return new Promise<RawKeyPair>((resolve) => pending.push(() => resolve(keyPairNow())));
     },
   });
+  pool.prime();
+  t.is(calls, 32);
+  while (pending.length > 0) {
+    for (const done of pending.splice(0)) done();
+    await new Promise((r) => setImmediate(r));
+  }
+  t.is(pool.available, 100);
+  t.is(calls, 100, 'no more made than the pool holds');
+  pool.prime();
+  t.is(calls, 100);
+});
   pool.prime();
   const size = Number(process.env.UV_THREADPOOL_SIZE);
   t.is(calls, Math.max(2, Math.floor((Number.isInteger(size) && size > 0 ? size : 4) / 2)));

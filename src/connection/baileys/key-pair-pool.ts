@@ -28,23 +28,14 @@ export function keyPairLater(): Promise<RawKeyPair> {
 }
 
 export interface KeyPairPoolOptions {
-  /** Key pairs kept ready (default 2,048: two new devices' pre-keys, 812 each, and then some). */
+  /** Key pairs kept ready (default 4,096: five new devices' pre-keys, 812 each, and then some; 64 bytes each). */
   size?: number;
   /** How a key pair is made off this thread (tests give a slow or failing one). */
   later?: () => Promise<RawKeyPair>;
   /** Called when the refill fails (the pool then stops refilling until the next take). */
   onError?: (err: unknown) => void;
-  /**
-   * Key pairs in the making at once (default: half of libuv's thread pool, UV_THREADPOOL_SIZE, at
-   * least 2; 8 in the daemon, whose bin/gateway sets 16). See `refill`.
-   */
+  /** Key pairs in the making at once (default 32). See `refill`. */
   inFlight?: number;
-}
-
-/** Half of libuv's thread pool (4 threads unless UV_THREADPOOL_SIZE says otherwise), at least 2. */
-function halfThreadPool(): number {
-  const size = Number(process.env.UV_THREADPOOL_SIZE);
-  return Math.max(2, Math.floor((Number.isInteger(size) && size > 0 ? size : 4) / 2));
 }
 
 /**
@@ -77,10 +68,10 @@ export class KeyPairPool {
   private failed = false;
 
   constructor(options: KeyPairPoolOptions = {}) {
-    this.size = options.size ?? 2048;
+    this.size = options.size ?? 4096;
     this.later = options.later ?? keyPairLater;
     this.onError = options.onError ?? (() => {});
-    this.inFlight = Math.max(1, Math.floor(options.inFlight ?? halfThreadPool()));
+    this.inFlight = Math.max(1, Math.floor(options.inFlight ?? 32));
   }
 
   /** How many key pairs are ready now. */
@@ -109,13 +100,14 @@ export class KeyPairPool {
   }
 
   /**
-   * Keeps `inFlight` key pairs in the making until the pool is full. Each finished one wakes the
-   * event loop once, so a refill of one at a time (as at first) added at most one key pair a turn:
-   * on a loop busy with pairings (2.5 a second, 812 key pairs each, 2,030 a second) it fell behind,
-   * the pool ran dry and `take()` made them on this thread, the longest stalls of the bench's
-   * pairing (keyPairNow in 20 of the 73 gaps over 40 ms of one profiled run at 1,000; 122 ms at
-   * the first pairing, 103 ms at the last). Half of the thread pool at most, so a journal's write
-   * or fdatasync never waits behind more than one key pair in each of the other threads.
+   * Keeps `inFlight` key pairs in the making until the pool is full. The thread pool hands its
+   * finished tasks to the event loop once a turn, so a refill gets at most `inFlight` pairs a turn:
+   * one at a time (as at first) fell behind 1,000 phones pairing (2.5 a second, 812 pairs each:
+   * 2,030 a second, on a loop whose turns ran 5 to 10 ms), the pool ran dry and `take()` made them
+   * on this thread, the longest stalls of the bench's pairing (keyPairNow in 20 of the 73 gaps over
+   * 40 ms of one profiled run at 1,000; 122 ms at the first pairing, 103 ms at the last); 8 at once
+   * still ran dry (70 to 97 ms gaps). 32: up to 6,400 a second at 5 ms a turn. A journal's write or
+   * fdatasync queued behind them waits for two rounds of the daemon's 16 threads, ~0.2 ms.
    */
   private refill(): void {
     while (!this.failed && this.making < this.inFlight && this.ready.length + this.making < this.size) {
