@@ -82,7 +82,7 @@ test('a refill keeps several key pairs in the making at once, never more than as
   t.is(waiting.length, 0);
 });
 
-test('by default 32 key pairs are in the making at once, and a full pool makes none', async (t) => {
+test('by default 8 key pairs are in the making at once, and a full pool makes none', async (t) => {
   let calls = 0;
   const pending: Array<() => void> = [];
   const pool = new KeyPairPool({
@@ -93,7 +93,7 @@ test('by default 32 key pairs are in the making at once, and a full pool makes n
     },
   });
   pool.prime();
-  t.is(calls, 32);
+  t.is(calls, 8);
   while (pending.length > 0) {
     for (const done of pending.splice(0)) done();
     await new Promise((r) => setImmediate(r));

@@ -34,7 +34,7 @@ export interface KeyPairPoolOptions {
   later?: () => Promise<RawKeyPair>;
   /** Called when the refill fails (the pool then stops refilling until the next take). */
   onError?: (err: unknown) => void;
-  /** Key pairs in the making at once (default 32). See `refill`. */
+  /** Key pairs in the making at once (default 8). See `refill`. */
   inFlight?: number;
 }
 
@@ -71,7 +71,7 @@ export class KeyPairPool {
     this.size = options.size ?? 4096;
     this.later = options.later ?? keyPairLater;
     this.onError = options.onError ?? (() => {});
-    this.inFlight = Math.max(1, Math.floor(options.inFlight ?? 32));
+    this.inFlight = Math.max(1, Math.floor(options.inFlight ?? 8));
   }
 
   /** How many key pairs are ready now. */
@@ -105,9 +105,10 @@ export class KeyPairPool {
    * one at a time (as at first) fell behind 1,000 phones pairing (2.5 a second, 812 pairs each:
    * 2,030 a second, on a loop whose turns ran 5 to 10 ms), the pool ran dry and `take()` made them
    * on this thread, the longest stalls of the bench's pairing (keyPairNow in 20 of the 73 gaps over
-   * 40 ms of one profiled run at 1,000; 122 ms at the first pairing, 103 ms at the last); 8 at once
-   * still ran dry (70 to 97 ms gaps). 32: up to 6,400 a second at 5 ms a turn. A journal's write or
-   * fdatasync queued behind them waits for two rounds of the daemon's 16 threads, ~0.2 ms.
+   * 40 ms of one profiled run at 1,000; 122 ms at the first pairing, 103 ms at the last). 8 at once
+   * kept it supplied but for the first pairings after a start (hence `prime()` at install). 32 at
+   * once ran up to 16 threads of key generation beside the event loop on 2 cores: the probe's sends
+   * while phones paired took a p50 of 19 ms against 7 (one run each, with the recorders on).
    */
   private refill(): void {
     while (!this.failed && this.making < this.inFlight && this.ready.length + this.making < this.size) {
