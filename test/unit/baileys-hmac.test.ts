@@ -50,7 +50,7 @@ test.serial('another hash, or a key or data that is not bytes, goes to createHma
 });
 
 test.serial("installed, Baileys' hmacSign gives createHmac's bytes and makes no Hmac object (patches/ makes it ask the gateway)", (t) => {
-  const inputs = Array.from({ length: 40 }, (_, i) => ({ key: randomBytes(i % 3 === 0 ? 64 : 32), data: randomBytes(i * 17), variant: i % 2 ? 'sha512' : 'sha256' }));
+  const inputs = Array.from({ length: 40 }, (_, i) => ({ key: randomBytes(i % 3 === 0 ? 64 : 32), data: randomBytes(i * 17), variant: (i % 2 ? 'sha512' : 'sha256') as 'sha256' | 'sha512' }));
   const expected = inputs.map(({ key, data, variant }) => nodeCrypto.createHmac(variant, key).update(data).digest());
   const g = globalThis as Record<symbol, unknown>;
   const before = g[BAILEYS_HMAC_KEY];
