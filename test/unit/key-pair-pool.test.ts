@@ -120,6 +120,23 @@ test('a failing refill is reported and the pool still answers, on this thread', 
   t.notDeepEqual(next.private, pair.private);
 });
 
+test('a refill whose maker throws instead of rejecting is reported once, and take() still answers', async (t) => {
+  const errors: unknown[] = [];
+  const pool = new KeyPairPool({
+    size: 10,
+    later: () => {
+      throw new Error('no thread pool');
+    },
+    onError: (err) => errors.push(err),
+  });
+  const pair = pool.take();
+  t.deepEqual(derivedPublic(pair), pair.public);
+  await pool.filled();
+  t.is(pool.available, 0);
+  t.is(errors.length, 1);
+  t.regex(String(errors[0]), /no thread pool/);
+});
+
 test("installed, Baileys' Curve.generateKeyPair and libsignal's generateKeyPair both take from the one pool, in their own shapes", async (t) => {
   const libsignal = requireFromBaileys('libsignal/src/curve.js') as {
     generateKeyPair(): { pubKey: Buffer; privKey: Buffer };

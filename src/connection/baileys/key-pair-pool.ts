@@ -46,8 +46,8 @@ export interface KeyPairPoolOptions {
  * `generateKeyPairSync` of Node with its DER export: 105-240 ms on this machine in one turn of the
  * event loop, during which every other instance's sends, webhooks and keepalives wait, at every
  * pairing (figures in README.md, "Performance"). Here the same calls of OpenSSL run in libuv's
- * thread pool, one at a time (the pool's other threads stay free for the journals' writes and
- * syncs), ahead of need, and `take()` hands the next one out: a pairing's 812 cost a few
+ * thread pool, 8 at a time (the daemon's pool has 16 threads; the others stay free for the
+ * journals' writes and syncs; see `refill`), ahead of need, and `take()` hands the next one out: a pairing's 812 cost a few
  * milliseconds of the event loop. When the pool runs dry (more pairings at once than it keeps)
  * `take()` makes one on this thread as before: slower, never wrong.
  *
@@ -113,7 +113,15 @@ export class KeyPairPool {
   private refill(): void {
     while (!this.failed && this.making < this.inFlight && this.ready.length + this.making < this.size) {
       this.making += 1;
-      this.later().then(
+      // A `later` that throws instead of rejecting fails the round as a rejection would: never
+      // out of take(), which Baileys and libsignal call.
+      let made: Promise<RawKeyPair>;
+      try {
+        made = this.later();
+      } catch (err) {
+        made = Promise.reject(err);
+      }
+      made.then(
         (pair) => {
           this.making -= 1;
           this.ready.push(pair);
