@@ -76,7 +76,7 @@ export async function webhookEpsBusy(target: BusyTarget, seconds: number, log: (
       }),
       'setting the busy webhook (is webhooks.allowPrivateTargets on?)',
     );
-    const w = await webhookLoad(target.url, target.instanceId, target.apiKey, receiver, { burst: 2_000, warmup: 500, seconds, rate: 500 });
+    const w = await webhookLoad(target.url, target.instanceId, target.apiKey, receiver, { burst: 2_000, seconds, rate: 500 });
     if (w.badSignatures > 0) throw new Error(`${w.badSignatures} busy webhook deliveries failed signature verification`);
     log(`busy host: webhooks ${Math.round(w.eps)} deliveries/s (${w.burstDelivered} of ${w.burstInbound}), p99 ${w.p99} ms at 500/s`);
     return { webhook_eps_busy: Math.round(w.eps), webhook_p99_ms_busy: w.p99 };

@@ -145,7 +145,7 @@ export async function oneNode(bin: string, log: (l: string) => void, koaBaseline
     // A webhook burst as the files engine's: 2,000 inbound events from CHATS chats, the clock from
     // the client's first accepted call to the last receipt.
     await api(node.port, 'PUT', `/api/${id}/webhook`, { 'x-api-key': key }, { url: hook, secret: SECRET });
-    const w = await webhookBurst(`http://127.0.0.1:${node.port}`, id, key, receiver, { burst: 2_000, warmup: 500 });
+    const w = await webhookBurst(`http://127.0.0.1:${node.port}`, id, key, receiver, { burst: 2_000 });
     if (w.b.badSignatures > 0) throw new Error(`${w.b.badSignatures} webhook deliveries failed signature verification`);
     log(`pg webhooks, a burst of 2,000 from ${CHATS} chats: ${w.burst.total} inbound (${w.burst.non2xx} non-2xx), ${w.b.received} delivered: ${Math.round(w.eps)} deliveries/s (${Math.round(w.firstToLastEps)} first to last receipt)`);
     return { pg_send_rps: Math.round(r.rps), pg_send_vs_koa: Math.round((r.rps / koaRps) * 1000) / 1000, pg_koa_spread_pct: spread, pg_send_p99_ms: r.p99, pg_webhook_eps: Math.round(w.eps) };
