@@ -2,7 +2,7 @@ import test from 'ava';
 import { syncBuiltinESMExports } from 'node:module';
 import nodeCrypto, { randomBytes } from 'node:crypto';
 import { hmacSign } from '@whiskeysockets/baileys';
-import { hmac } from '../../src/connection/baileys/hmac.js';
+import { hmac } from '../../src/domain/hmac.js';
 import { BAILEYS_HMAC_KEY, installBaileysHmac } from '../../src/connection/baileys/app-state-hmac.js';
 
 // Issue 26 item 3 (no stall while phones pair): Baileys' HMACs (two an app-state mutation) without a

@@ -1,6 +1,6 @@
 import { hash } from 'node:crypto';
 import { requireFromBaileys } from './from-baileys.js';
-import { hmac } from './hmac.js';
+import { hmac } from '../../domain/hmac.js';
 
 /** The functions of libsignal's `src/crypto.js` replaced here (its session builder and cipher read them from that object at each call). */
 interface LibsignalCrypto {
@@ -11,7 +11,7 @@ interface LibsignalCrypto {
 }
 
 /**
- * HMAC-SHA256 without a native object (hmac.ts): libsignal made ~270 Hmac objects for each account
+ * HMAC-SHA256 without a native object (domain/hmac.ts): libsignal made ~270 Hmac objects for each account
  * that pairs (its HKDF and message MACs: six a decrypted message).
  */
 export function hmacSha256(key: Uint8Array, data: Uint8Array): Buffer {
