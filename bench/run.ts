@@ -63,13 +63,17 @@
  *    old 10/9/7 ms vs new 22/22/26 ms (the inbound call's own time, and 50 connections vs 20).
  * Old vs new bench, paired: webhook_eps 374/591/572 (old, first to last) vs 857/677/494 (new).
  *    The first new run, at a lower load: 1,120 events/s, the harness's figure (1,181); the README's
- *    1,835 to 2,006 were the old bench on a quiet machine. * 10. Warm-up (2026-12-01): the burst came after 500 events, about a third of a second of a daemon
+ *    1,835 to 2,006 were the old bench on a quiet machine.
+ * 10. Warm-up (2026-12-01): the burst came after 500 events, about a third of a second of a daemon
  *    started a moment before, while the sends get 2 s of load (item 4). The daemon's CPU per
  *    delivered event over the burst (`webhook_cpu_us`, from /proc) was 740 to 1,235 µs after 500
  *    events and 410 to 580 µs after 5,000 (same build, same hour, 3 runs each): the burst measured V8
  *    still compiling the delivery path, and a daemon 20 % idle once warm. Now the same 2 s of
  *    inbound load at full speed first; that warm-up's own rate is printed and reported as
- *    `webhook_eps_cold` (a diagnostic), so a reader sees both.
+ *    `webhook_eps_cold` (a diagnostic: 2 s of a new daemon at full speed, not the old 500-event
+ *    measure), so a reader sees both. The same warm-up now precedes the webhook bursts of the busy
+ *    host (`webhook_eps_busy`, bench/busy.ts) and of the PostgreSQL node (`pg_webhook_eps`,
+ *    bench/cluster.ts), which shared webhookBurst's 500 events. The budget (2,200) is unchanged.
  */
 import { spawn } from 'node:child_process';
 import { rm } from 'node:fs/promises';

@@ -8,7 +8,6 @@ import type { CheckResult } from './types.js';
 export const PATCHED: ReadonlyArray<{ file: string; mark: string; what: string }> = [
   { file: 'Utils/chat-utils.js', mark: "Symbol.for('wa-gateway.pauseIfLong')", what: "a first login's app-state decoding holds the event loop for tens of ms" },
   { file: 'Utils/crypto.js', mark: "Symbol.for('wa-gateway.hmacSign')", what: 'its HMACs each leave a native object for a full collection to free in its pause' },
-  { file: 'Utils/crypto.js', mark: "Symbol.for('wa-gateway.aesCbcDecrypt')", what: 'its app-state decryptions each leave a native object for a full collection to free in its pause' },
 ];
 
 /** The directory of the installed Baileys' modules (lib/), where the patched files sit. */
@@ -20,8 +19,7 @@ export function baileysLibDir(): string {
 /**
  * Whether the installed Baileys carries the gateway's patch: without it the gateway works, but a
  * first login decodes the account's app state in one turn of the event loop (40 to 60 ms a
- * realistic account, every other instance waiting) and its HMACs and app-state decryptions lengthen
- * full collections' pauses
+ * realistic account, every other instance waiting) and its HMACs lengthen full collections' pauses
  * (README, "Dependencies").
  */
 export function checkBaileysPatch(lib: string = baileysLibDir()): CheckResult {
@@ -36,7 +34,7 @@ export function checkBaileysPatch(lib: string = baileysLibDir()): CheckResult {
     }
     if (!text.includes(mark)) missing.push({ file: path, what });
   }
-  if (missing.length === 0) return { name: 'baileys', status: 'ok', message: "Baileys carries the gateway's patch (app-state decoding in time slices, HMACs and app-state decryption without native objects)" };
+  if (missing.length === 0) return { name: 'baileys', status: 'ok', message: "Baileys carries the gateway's patch (app-state decoding in time slices, HMACs without native objects)" };
   return {
     name: 'baileys',
     status: 'warn',

@@ -30,5 +30,9 @@ export function hmac(algorithm: string, key: unknown, data: unknown): Buffer {
   }
   inner.set(data, block);
   outer.set(hash(algorithm, inner, 'buffer'), block);
-  return hash(algorithm, outer, 'buffer');
+  const mac = hash(algorithm, outer, 'buffer');
+  // The padded keys may sit in Buffer's shared pool: not left there for whoever reads it next.
+  inner.fill(0, 0, block);
+  outer.fill(0, 0, block);
+  return mac;
 }

@@ -316,7 +316,7 @@ export class WebhookDeliverer implements EventConsumer {
     }
     const body = JSON.stringify({ type: event.type, timestamp: event.timestamp, instanceId: event.instanceId, data: event.data });
     // The custom headers stored now, not when the event was queued: a rotated token applies at once.
-    const headers = webhookHeaders({ id, timestampSeconds: Math.floor(now / 1000), body, secret: webhook.secret, userAgent: this.options.userAgent, custom: sendableHeaders(webhook.headers) });
+    const headers = webhookHeaders({ id, timestampSeconds: Math.floor(now / 1000), body, secret: webhook.secret, keyOwner: webhook, userAgent: this.options.userAgent, custom: sendableHeaders(webhook.headers) });
     const abort = new AttemptAbort();
     d.abort = abort;
     const result = await postWebhook({

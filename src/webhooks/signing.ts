@@ -16,20 +16,22 @@ export function signingKey(secret: string): Buffer {
 }
 
 /**
- * Keys of the secrets signed with lately, so a delivery does not decode its secret again. Bounded:
- * past KEYS_KEPT the oldest goes (an instance's next delivery decodes it once more). The secrets are
- * in memory anyway, in the instance records.
+ * Decoded keys, each held by what owns its secret (the instance's webhook settings): gone with them
+ * when the secret is rotated or the instance deleted (a WeakMap entry lives as long as its key
+ * object), and decoded again when the secret changed in place. In its own memory, not a view of
+ * Buffer's shared pool.
  */
-const keys = new Map<string, Buffer>();
-const KEYS_KEPT = 1024;
+const keys = new WeakMap<object, { secret: string; key: Buffer }>();
 
-function keyOf(secret: string): Buffer {
-  let key = keys.get(secret);
-  if (key === undefined) {
-    key = signingKey(secret);
-    if (keys.size >= KEYS_KEPT) keys.delete(keys.keys().next().value!);
-    keys.set(secret, key);
-  }
+function keyOf(secret: string, owner: object | undefined): Buffer {
+  if (owner === undefined) return signingKey(secret);
+  const kept = keys.get(owner);
+  if (kept !== undefined && kept.secret === secret) return kept.key;
+  const decoded = signingKey(secret);
+  const key = Buffer.alloc(decoded.length);
+  decoded.copy(key);
+  decoded.fill(0);
+  keys.set(owner, { secret, key });
   return key;
 }
 
@@ -38,9 +40,10 @@ function keyOf(secret: string): Buffer {
  * hashes): a createHmac object and the secret's base64 decoding each were 3.4 % of the daemon's
  * CPU while it delivered a burst of 2,000 webhooks (`BENCH_ONLY=webhooks
  * BENCH_NODE_ARGS=--cpu-prof`, 2026-12-01), the same bytes (test/unit/webhook-signing.test.ts).
+ * `owner`: the object that holds the secret, under which its decoded key is kept (see `keys`).
  */
-export function signPayload(secret: string, id: string, timestampSeconds: number, body: string): string {
-  const mac = hmac('sha256', keyOf(secret), Buffer.from(`${id}.${timestampSeconds}.${body}`, 'utf8'));
+export function signPayload(secret: string, id: string, timestampSeconds: number, body: string, owner?: object): string {
+  const mac = hmac('sha256', keyOf(secret, owner), Buffer.from(`${id}.${timestampSeconds}.${body}`, 'utf8'));
   return `v1,${mac.toString('base64')}`;
 }
 
@@ -49,7 +52,7 @@ export function signPayload(secret: string, id: string, timestampSeconds: number
  * the Standard Webhooks ones, last so that nothing custom overrides them (Node keeps the last of
  * names that differ in case only); no signature header without a secret.
  */
-export function webhookHeaders(input: { id: string; timestampSeconds: number; body: string; secret: string | null; userAgent: string; custom?: Record<string, string> }): Record<string, string> {
+export function webhookHeaders(input: { id: string; timestampSeconds: number; body: string; secret: string | null; keyOwner?: object; userAgent: string; custom?: Record<string, string> }): Record<string, string> {
   const headers: Record<string, string> = {
     'user-agent': input.userAgent,
     ...input.custom,
@@ -57,6 +60,6 @@ export function webhookHeaders(input: { id: string; timestampSeconds: number; bo
     'webhook-id': input.id,
     'webhook-timestamp': String(input.timestampSeconds),
   };
-  if (input.secret) headers['webhook-signature'] = signPayload(input.secret, input.id, input.timestampSeconds, input.body);
+  if (input.secret) headers['webhook-signature'] = signPayload(input.secret, input.id, input.timestampSeconds, input.body, input.keyOwner);
   return headers;
 }

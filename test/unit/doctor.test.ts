@@ -222,9 +222,9 @@ test('doctor says whether the installed Baileys carries the gateway patch, file 
   for (const without of PATCHED) {
     const lib = await scratch();
     await mkdir(join(lib, 'Utils'));
-    for (const { file } of PATCHED) {
+    for (const { file, mark } of PATCHED) {
       const text = await readFile(join(baileysLibDir(), file), 'utf8');
-      await writeFile(join(lib, file), file === without.file ? text.replaceAll(without.mark, 'undefined') : text);
+      await writeFile(join(lib, file), file === without.file ? text.replaceAll(mark, 'undefined') : text);
     }
     const missing = checkBaileysPatch(lib);
     t.is(missing.status, 'warn');

@@ -45,7 +45,6 @@ import * as groupActions from './groups.js';
 import { routeLibsignalConsole } from './libsignal-console.js';
 import { installAppStateSlices } from './app-state-slices.js';
 import { installBaileysHmac } from './app-state-hmac.js';
-import { installBaileysAes } from './app-state-aes.js';
 import type { CreatedGroup, GroupSettings, ParticipantResult } from '../account-types.js';
 import type { GroupAction, PresenceState } from '../../schemas/account-events.js';
 
@@ -61,8 +60,6 @@ installObjectFreeMacs();
 installAppStateSlices();
 // Baileys' HMACs (two an app-state mutation) without a native object each (app-state-hmac.ts, patches/).
 installBaileysHmac();
-// And its app-state values (one a mutation) decrypted without a native object each (app-state-aes.ts, patches/).
-installBaileysAes();
 // Pairing (and every group send) signs on the main thread: the same signatures, ~11 times faster (curve-sign.ts).
 installCurveSign();
 // A new device's 812 pre-keys (and every other key pair) made ahead, in the thread pool (key-pair-pool.ts).
