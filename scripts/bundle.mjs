@@ -11,15 +11,17 @@
 // Chunks are split at dynamic imports, so the daemon's boot code and the Baileys connection still
 // load only when used. The bundle sits two folders deep, like tsc's output, so the
 // `new URL('../../package.json', import.meta.url)` paths in src/ resolve the same. The flow regex
-// worker (src/flows/regex-worker.ts) is a second entry: a worker thread starts from a file, and
-// src/flows/regex-matcher.ts finds regex-worker.js next to its own chunk.
+// worker (src/flows/regex-worker.ts) and the key-pair worker (src/connection/baileys/key-pair-worker.ts)
+// are entries of their own: a worker thread starts from a file, and
+// each starter (src/flows/regex-matcher.ts, src/connection/baileys/key-pair-thread.ts) finds its
+// worker next to its own chunk.
 import { build } from 'esbuild';
 import { rm } from 'node:fs/promises';
 
 const outdir = 'dist/bundle';
 await rm(outdir, { recursive: true, force: true });
 await build({
-  entryPoints: { index: 'src/cli/index.ts', 'regex-worker': 'src/flows/regex-worker.ts' },
+  entryPoints: { index: 'src/cli/index.ts', 'regex-worker': 'src/flows/regex-worker.ts', 'key-pair-worker': 'src/connection/baileys/key-pair-worker.ts' },
   outdir,
   bundle: true,
   splitting: true,

@@ -1,7 +1,7 @@
 /**
- * Pairing without stalls (issue 26 item 3): X25519 key pairs are made ahead in libuv's thread pool
- * (src/connection/baileys/key-pair-pool.ts), so a new device's 812 pre-keys no longer cost one long
- * turn of the event loop. Guards: every pair is a true X25519 pair (the public half is the private
+ * Pairing without stalls (issue 26 item 3): X25519 key pairs are made ahead, in batches on a thread
+ * of their own (src/connection/baileys/key-pair-pool.ts, key-pair-thread.ts), so a new device's 812
+ * pre-keys no longer cost one long turn of the event loop. Guards: every pair is a true X25519 pair (the public half is the private
  * half's, agreements match), no pair is ever handed out twice, a dry or failing pool still answers
  * (on this thread), and the install reaches both callers, Baileys' `Curve` and libsignal's curve
  * module. That Baileys' pre-keys made this way work against a contact's session is proven through
@@ -10,7 +10,8 @@
 import { createPrivateKey, createPublicKey, diffieHellman } from 'node:crypto';
 import test from 'ava';
 import { Curve } from '@whiskeysockets/baileys';
-import { KeyPairPool, installKeyPairPool, keyPairLater, keyPairNow, type RawKeyPair } from '../../src/connection/baileys/key-pair-pool.js';
+import { KeyPairPool, installKeyPairPool, keyPairsLater, keyPairNow, type RawKeyPair } from '../../src/connection/baileys/key-pair-pool.js';
+import { KeyPairThread } from '../../src/connection/baileys/key-pair-thread.js';
 import { requireFromBaileys } from '../../src/connection/baileys/from-baileys.js';
 
 const X25519_PKCS8 = Buffer.from([48, 46, 2, 1, 0, 48, 5, 6, 3, 43, 101, 110, 4, 34, 4, 32]);
@@ -24,10 +25,13 @@ function derivedPublic(pair: RawKeyPair): Buffer {
   return createPublicKey(privateKey(pair.private)).export({ format: 'der', type: 'spki' }).subarray(X25519_SPKI.length);
 }
 
-test('pairs made now and made in the thread pool are X25519 pairs: the public half is derived from the private one, and two pairs agree on one secret', async (t) => {
+test('pairs made now and made on the key-pair thread are X25519 pairs: the public half is derived from the private one, and two pairs agree on one secret', async (t) => {
   const a = keyPairNow();
-  const b = await keyPairLater();
-  for (const pair of [a, b]) {
+  const batch = await keyPairsLater(5);
+  t.is(batch.length, 5);
+  t.is(new Set(batch.map((p) => p.private.toString('hex'))).size, 5, 'five different pairs');
+  const b = batch[0]!;
+  for (const pair of [a, ...batch]) {
     t.is(pair.private.length, 32);
     t.is(pair.public.length, 32);
     t.deepEqual(derivedPublic(pair), pair.public);
@@ -59,49 +63,66 @@ test('a pool fills in the background once taken from, hands out what it made, an
   t.is(seen.size, 1 + 812 + 300);
 });
 
-test('a refill keeps several key pairs in the making at once, never more than asked nor more than the pool lacks (a busy event loop got one a turn, and the pool ran dry while phones paired)', async (t) => {
+test('a refill keeps several batches in the making at once, never more than asked nor more pairs than the pool lacks (one pair at a time, a busy event loop got few a turn and the pool ran dry while phones paired)', async (t) => {
   const waiting: Array<() => void> = [];
+  const asked: number[] = [];
   let most = 0;
-  const later = () =>
-    new Promise<RawKeyPair>((resolve) => {
-      waiting.push(() => resolve(keyPairNow()));
+  const later = (count: number) =>
+    new Promise<RawKeyPair[]>((resolve) => {
+      asked.push(count);
+      waiting.push(() => resolve(Array.from({ length: count }, keyPairNow)));
       most = Math.max(most, waiting.length);
     });
-  const pool = new KeyPairPool({ size: 20, inFlight: 6, later });
+  const pool = new KeyPairPool({ size: 22, batch: 4, inFlight: 3, later });
   t.is(waiting.length, 0, 'nothing made before the first take or prime');
   pool.prime();
-  t.is(waiting.length, 6, 'six in the making at once');
-  // Each finished pair starts the next while the pool lacks more than those in the making.
+  t.is(waiting.length, 3, 'three batches in the making at once');
+  // Each finished batch starts the next while the pool lacks more than those in the making.
   for (let turns = 0; waiting.length > 0 && turns < 100; turns++) {
-    const batch = waiting.splice(0);
-    for (const done of batch) done();
+    waiting.shift()!();
     await new Promise((r) => setImmediate(r));
   }
-  t.is(pool.available, 20, 'filled to its size, not past it');
-  t.is(most, 6, 'never more than six at once');
+  t.is(pool.available, 22, 'filled to its size, not past it');
+  t.is(most, 3, 'never more than three batches at once');
+  t.deepEqual(asked, [4, 4, 4, 4, 4, 2], 'the last batch asks only for what the pool lacks');
   t.is(waiting.length, 0);
 });
 
-test('by default 8 key pairs are in the making at once, and a full pool makes none', async (t) => {
-  let calls = 0;
+test('by default 2 batches of 128 are in the making at once, and a full pool makes none', async (t) => {
+  const asked: number[] = [];
   const pending: Array<() => void> = [];
   const pool = new KeyPairPool({
-    size: 100,
-    later: () => {
-      calls += 1;
-      return new Promise<RawKeyPair>((resolve) => pending.push(() => resolve(keyPairNow())));
+    size: 300,
+    later: (count) => {
+      asked.push(count);
+      return new Promise<RawKeyPair[]>((resolve) => pending.push(() => resolve(Array.from({ length: count }, keyPairNow))));
     },
   });
   pool.prime();
-  t.is(calls, 8);
+  t.deepEqual(asked, [128, 128]);
   while (pending.length > 0) {
     for (const done of pending.splice(0)) done();
     await new Promise((r) => setImmediate(r));
   }
-  t.is(pool.available, 100);
-  t.is(calls, 100, 'no more made than the pool holds');
+  t.is(pool.available, 300);
+  t.deepEqual(asked, [128, 128, 44], 'no more made than the pool holds');
   pool.prime();
-  t.is(calls, 100);
+  t.is(asked.length, 3);
+});
+
+test('the key-pair thread answers batches in order, and one that ends rejects what it owed and the next batch starts a new one', async (t) => {
+  const thread = new KeyPairThread();
+  const [one, two] = await Promise.all([thread.batch(3), thread.batch(7)]);
+  t.is(one.length, 3);
+  t.is(two.length, 7);
+  for (const pair of [...one, ...two]) t.deepEqual(derivedPublic(pair), pair.public);
+  const owed = thread.batch(50);
+  await thread.close();
+  await t.throwsAsync(owed, { message: /closed/ });
+  const again = await thread.batch(2);
+  t.is(again.length, 2);
+  t.deepEqual(derivedPublic(again[1]!), again[1]!.public);
+  await thread.close();
 });
 
 test('a failing refill is reported and the pool still answers, on this thread', async (t) => {

@@ -62,7 +62,7 @@ installAppStateSlices();
 installBaileysHmac();
 // Pairing (and every group send) signs on the main thread: the same signatures, ~11 times faster (curve-sign.ts).
 installCurveSign();
-// A new device's 812 pre-keys (and every other key pair) made ahead, in the thread pool (key-pair-pool.ts).
+// A new device's 812 pre-keys (and every other key pair) made ahead, on a thread of their own (key-pair-pool.ts).
 // A refill that fails leaves the pool dry (each pair is then made on the spot, as before): said once,
 // on stderr (the journal under systemd), as the daemon's logger is not there yet.
 let poolFailureSaid = false;
@@ -70,7 +70,7 @@ installKeyPairPool(Curve, requireFromBaileys('libsignal/src/curve.js') as Parame
   onError: (err) => {
     if (poolFailureSaid) return;
     poolFailureSaid = true;
-    process.emitWarning(`key pairs could not be made in the thread pool (${errorMessage(err)}); they are made on the event loop instead`, { code: 'GATEWAY_KEY_PAIR_POOL' });
+    process.emitWarning(`key pairs could not be made on their own thread (${errorMessage(err)}); they are made on the event loop instead`, { code: 'GATEWAY_KEY_PAIR_POOL' });
   },
 });
 

@@ -1,40 +1,38 @@
-import { generateKeyPair, generateKeyPairSync } from 'node:crypto';
+import { generateKeyPairSync } from 'node:crypto';
+import { KeyPairThread, type RawKeyPair } from './key-pair-thread.js';
 import { X25519_PKCS8, X25519_SPKI } from './raw-keys.js';
 
-/** A Curve25519 (X25519) key pair as raw 32-byte halves. */
-export interface RawKeyPair {
-  private: Buffer;
-  public: Buffer;
-}
+export type { RawKeyPair } from './key-pair-thread.js';
 
 // What Node's DER export puts before the 32 raw bytes (libsignal's src/curve.js slices the same way).
 const SPKI_PREFIX = X25519_SPKI.length;
 const PKCS8_PREFIX = X25519_PKCS8.length;
 
-function raw(publicDer: Buffer, privateDer: Buffer): RawKeyPair {
-  // Buffer.from copies the 32 bytes into Node's small-buffer slab: the DER buffers are not kept.
-  return { private: Buffer.from(privateDer.subarray(PKCS8_PREFIX, PKCS8_PREFIX + 32)), public: Buffer.from(publicDer.subarray(SPKI_PREFIX, SPKI_PREFIX + 32)) };
-}
-
 /** One X25519 key pair now, on this thread (what libsignal's `generateKeyPair` does). */
 export function keyPairNow(): RawKeyPair {
   const { publicKey, privateKey } = generateKeyPairSync('x25519', { publicKeyEncoding: { format: 'der', type: 'spki' }, privateKeyEncoding: { format: 'der', type: 'pkcs8' } });
-  return raw(publicKey, privateKey);
+  // Buffer.from copies the 32 bytes into Node's small-buffer slab: the DER buffers are not kept.
+  return { private: Buffer.from(privateKey.subarray(PKCS8_PREFIX, PKCS8_PREFIX + 32)), public: Buffer.from(publicKey.subarray(SPKI_PREFIX, SPKI_PREFIX + 32)) };
 }
 
-/** One X25519 key pair from libuv's thread pool. */
-export function keyPairLater(): Promise<RawKeyPair> {
-  return new Promise((resolve, reject) => generateKeyPair('x25519', { publicKeyEncoding: { format: 'der', type: 'spki' }, privateKeyEncoding: { format: 'der', type: 'pkcs8' } }, (err, publicKey, privateKey) => (err ? reject(err) : resolve(raw(publicKey, privateKey)))));
+let thread: KeyPairThread | null = null;
+
+/** `count` X25519 key pairs from this process's key-pair thread (started at the first call). */
+export function keyPairsLater(count: number): Promise<RawKeyPair[]> {
+  thread ??= new KeyPairThread();
+  return thread.batch(count);
 }
 
 export interface KeyPairPoolOptions {
   /** Key pairs kept ready (default 4,096: five new devices' pre-keys, 812 each, and then some; 64 bytes each). */
   size?: number;
-  /** How a key pair is made off this thread (tests give a slow or failing one). */
-  later?: () => Promise<RawKeyPair>;
+  /** How a batch of key pairs is made off this thread (tests give a slow or failing one). */
+  later?: (count: number) => Promise<RawKeyPair[]>;
   /** Called when the refill fails (the pool then stops refilling until the next take). */
   onError?: (err: unknown) => void;
-  /** Key pairs in the making at once (default 8). See `refill`. */
+  /** Pairs asked for in one batch (default 128). */
+  batch?: number;
+  /** Batches in the making at once (default 2). See `refill`. */
   inFlight?: number;
 }
 
@@ -45,11 +43,11 @@ export interface KeyPairPoolOptions {
  * them (`INITIAL_PREKEY_COUNT`, rc14) in one synchronous loop of `Curve.generateKeyPair`, each one a
  * `generateKeyPairSync` of Node with its DER export: 105-240 ms on this machine in one turn of the
  * event loop, during which every other instance's sends, webhooks and keepalives wait, at every
- * pairing (figures in README.md, "Performance"). Here the same calls of OpenSSL run in libuv's
- * thread pool, 8 at a time (the daemon's pool has 16 threads; the others stay free for the
- * journals' writes and syncs; see `refill`), ahead of need, and `take()` hands the next one out: a pairing's 812 cost a few
- * milliseconds of the event loop. When the pool runs dry (more pairings at once than it keeps)
- * `take()` makes one on this thread as before: slower, never wrong.
+ * pairing (figures in README.md, "Performance"). Here the same calls of OpenSSL run on a thread of
+ * their own (key-pair-thread.ts), in batches, ahead of need, and `take()` hands the next one out: a
+ * pairing's 812 cost the event loop a few messages and the copies. When the pool runs dry (more
+ * pairings at once than it keeps, or the thread starved of CPU) `take()` makes one on this thread
+ * as before: slower, never wrong.
  *
  * The keys are what they were: OpenSSL's X25519 generation from its CSPRNG, each handed out once;
  * they wait in this process's memory before use, where Baileys keeps them after.
@@ -59,19 +57,22 @@ export interface KeyPairPoolOptions {
 export class KeyPairPool {
   private readonly ready: RawKeyPair[] = [];
   private readonly size: number;
-  private readonly later: () => Promise<RawKeyPair>;
+  private readonly later: (count: number) => Promise<RawKeyPair[]>;
   private readonly onError: (err: unknown) => void;
+  private readonly batch: number;
   private readonly inFlight: number;
-  /** Key pairs being made now. */
+  /** Batches being made now, and the pairs they will bring. */
+  private batches = 0;
   private making = 0;
   /** A refill failed: no new one starts (and no later failure is reported) until the next take. */
   private failed = false;
 
   constructor(options: KeyPairPoolOptions = {}) {
     this.size = options.size ?? 4096;
-    this.later = options.later ?? keyPairLater;
+    this.later = options.later ?? keyPairsLater;
     this.onError = options.onError ?? (() => {});
-    this.inFlight = Math.max(1, Math.floor(options.inFlight ?? 8));
+    this.batch = Math.max(1, Math.floor(options.batch ?? 128));
+    this.inFlight = Math.max(1, Math.floor(options.inFlight ?? 2));
   }
 
   /** How many key pairs are ready now. */
@@ -96,40 +97,41 @@ export class KeyPairPool {
   /** Resolves once the pool is full again (or its refill failed). For tests and warm-up. */
   async filled(): Promise<void> {
     this.prime();
-    while (this.making > 0) await new Promise((r) => setTimeout(r, 5));
+    while (this.batches > 0) await new Promise((r) => setTimeout(r, 5));
   }
 
   /**
-   * Keeps `inFlight` key pairs in the making until the pool is full. The thread pool hands its
-   * finished tasks to the event loop once a turn, so a refill gets at most `inFlight` pairs a turn:
-   * one at a time (as at first) fell behind 1,000 phones pairing (2.5 a second, 812 pairs each:
-   * 2,030 a second, on a loop whose turns ran 5 to 10 ms), the pool ran dry and `take()` made them
-   * on this thread, the longest stalls of the bench's pairing (keyPairNow in 20 of the 73 gaps over
-   * 40 ms of one profiled run at 1,000; 122 ms at the first pairing, 103 ms at the last). 8 at once
-   * kept it supplied but for the first pairings after a start (hence `prime()` at install). 32 at
-   * once ran up to 16 threads of key generation beside the event loop on 2 cores: the probe's sends
-   * while phones paired took a p50 of 19 ms against 7 (one run each, with the recorders on).
+   * Keeps up to `inFlight` batches in the making until the pool is full. Two batches of 128: while
+   * one comes back the thread makes the next. The first version made one pair at a time in libuv's
+   * thread pool and fell behind 1,000 phones pairing (2.5 a second, 812 pairs each: 2,030 a second,
+   * on a loop whose turns ran 5 to 10 ms); the second kept 8 single pairs in the making, which kept
+   * up on a fast hour and not on a slow one (README.md, "Performance"). A batch of 128 takes the
+   * thread ~19 ms at ~150 µs a pair: ~6,600 pairs a second from one thread.
    */
   private refill(): void {
-    while (!this.failed && this.making < this.inFlight && this.ready.length + this.making < this.size) {
-      this.making += 1;
+    while (!this.failed && this.batches < this.inFlight && this.ready.length + this.making < this.size) {
+      const count = Math.min(this.batch, this.size - this.ready.length - this.making);
+      this.batches += 1;
+      this.making += count;
       // A `later` that throws instead of rejecting fails the round as a rejection would: never
       // out of take(), which Baileys and libsignal call.
-      let made: Promise<RawKeyPair>;
+      let made: Promise<RawKeyPair[]>;
       try {
-        made = this.later();
+        made = this.later(count);
       } catch (err) {
         made = Promise.reject(err);
       }
       made.then(
-        (pair) => {
-          this.making -= 1;
-          this.ready.push(pair);
+        (pairs) => {
+          this.batches -= 1;
+          this.making -= count;
+          for (const pair of pairs.slice(0, count)) this.ready.push(pair);
           this.refill();
         },
         (err: unknown) => {
-          this.making -= 1;
-          // One report a round: the other pairs in the making may fail for the same reason.
+          this.batches -= 1;
+          this.making -= count;
+          // One report a round: the other batches in the making may fail for the same reason.
           if (this.failed) return;
           this.failed = true;
           this.onError(err);
