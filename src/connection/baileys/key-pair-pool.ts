@@ -1,18 +1,16 @@
-import { generateKeyPairSync } from 'node:crypto';
 import { KeyPairThread, type RawKeyPair } from './key-pair-thread.js';
-import { X25519_PKCS8, X25519_SPKI } from './raw-keys.js';
+import { rawKeyPairInto } from './raw-key-pair.js';
 
 export type { RawKeyPair } from './key-pair-thread.js';
 
-// What Node's DER export puts before the 32 raw bytes (libsignal's src/curve.js slices the same way).
-const SPKI_PREFIX = X25519_SPKI.length;
-const PKCS8_PREFIX = X25519_PKCS8.length;
-
-/** One X25519 key pair now, on this thread (what libsignal's `generateKeyPair` does). */
+/** One X25519 key pair now, on this thread (what libsignal's `generateKeyPair` does, a quarter of its cost: raw-key-pair.ts). */
 export function keyPairNow(): RawKeyPair {
-  const { publicKey, privateKey } = generateKeyPairSync('x25519', { publicKeyEncoding: { format: 'der', type: 'spki' }, privateKeyEncoding: { format: 'der', type: 'pkcs8' } });
-  // Buffer.from copies the 32 bytes into Node's small-buffer slab: the DER buffers are not kept.
-  return { private: Buffer.from(privateKey.subarray(PKCS8_PREFIX, PKCS8_PREFIX + 32)), public: Buffer.from(publicKey.subarray(SPKI_PREFIX, SPKI_PREFIX + 32)) };
+  const bytes = new Uint8Array(64);
+  rawKeyPairInto(bytes, 0);
+  // Buffer.from copies the 32 bytes into Node's small-buffer slab.
+  const pair = { private: Buffer.from(bytes.subarray(0, 32)), public: Buffer.from(bytes.subarray(32, 64)) };
+  bytes.fill(0);
+  return pair;
 }
 
 let thread: KeyPairThread | null = null;
@@ -41,7 +39,7 @@ export interface KeyPairPoolOptions {
  *
  * Why: a device that pairs has no pre-keys on WhatsApp's server, and Baileys then makes 812 of
  * them (`INITIAL_PREKEY_COUNT`, rc14) in one synchronous loop of `Curve.generateKeyPair`, each one a
- * `generateKeyPairSync` of Node with its DER export: 105-240 ms on this machine in one turn of the
+ * `generateKeyPairSync` of Node with its DER export (libsignal's): 105-240 ms on this machine in one turn of the
  * event loop, during which every other instance's sends, webhooks and keepalives wait, at every
  * pairing (figures in README.md, "Performance"). Here the same calls of OpenSSL run on a thread of
  * their own (key-pair-thread.ts), in batches, ahead of need, and `take()` hands the next one out: a
@@ -106,7 +104,7 @@ export class KeyPairPool {
    * thread pool and fell behind 1,000 phones pairing (2.5 a second, 812 pairs each: 2,030 a second,
    * on a loop whose turns ran 5 to 10 ms); the second kept 8 single pairs in the making, which kept
    * up on a fast hour and not on a slow one (README.md, "Performance"). A batch of 128 takes the
-   * thread ~19 ms at ~150 µs a pair: ~6,600 pairs a second from one thread.
+   * thread ~5 ms at ~40 µs a pair (raw-key-pair.ts): ~25,000 pairs a second from one thread.
    */
   private refill(): void {
     while (!this.failed && this.batches < this.inFlight && this.ready.length + this.making < this.size) {
