@@ -12,9 +12,8 @@
 // load only when used. The bundle sits two folders deep, like tsc's output, so the
 // `new URL('../../package.json', import.meta.url)` paths in src/ resolve the same. The flow regex
 // worker (src/flows/regex-worker.ts) and the key-pair worker (src/connection/baileys/key-pair-worker.ts)
-// are entries of their own: a worker thread starts from a file, and
-// each starter (src/flows/regex-matcher.ts, src/connection/baileys/key-pair-thread.ts) finds its
-// worker next to its own chunk.
+// are entries of their own: a worker thread starts from a file, and src/domain/worker-thread.ts
+// finds each one next to the chunks.
 import { build } from 'esbuild';
 import { rm } from 'node:fs/promises';
 

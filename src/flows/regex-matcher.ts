@@ -1,6 +1,7 @@
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import { errorMessage } from '../domain/errors.js';
+import { startWorker } from '../domain/worker-thread.js';
 import type { RegexLimits } from './safe-regex.js';
 import type { MatchRequest, WorkerReply, WorkerSetup } from './regex-worker.js';
 
@@ -182,19 +183,8 @@ export class RegexMatcher {
   }
 }
 
-/**
- * Starts the worker thread. In the built daemon scripts/bundle.mjs puts regex-worker.js next to the
- * chunk holding this code. From source (tests and bench run under tsx) the worker has to install
- * tsx's module hooks itself: Node 20 does not carry `--import=tsx` into worker threads (tsx#354).
- */
+/** Starts the worker thread (regex-worker.ts beside this module; domain/worker-thread.ts). */
 function spawn(setup: WorkerSetup): Worker {
   // Heap for the kept patterns and their DFA caches (at most 64 KiB each, 8 MiB during one match).
-  const options = { workerData: setup, resourceLimits: { maxOldGenerationSizeMb: 256 } };
-  if (import.meta.url.endsWith('.ts')) {
-    const entry = new URL('./regex-worker.ts', import.meta.url).href;
-    const tsx = import.meta.resolve('tsx/esm/api');
-    const code = `import(${JSON.stringify(tsx)}).then((m) => m.register()).then(() => import(${JSON.stringify(entry)}))`;
-    return new Worker(code, { ...options, eval: true });
-  }
-  return new Worker(new URL('./regex-worker.js', import.meta.url), options);
+  return startWorker(import.meta.url, 'regex-worker', { workerData: setup, resourceLimits: { maxOldGenerationSizeMb: 256 } });
 }

@@ -1,4 +1,5 @@
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
+import { startWorker } from '../../domain/worker-thread.js';
 import type { KeyPairRequest } from './key-pair-worker.js';
 
 /** A Curve25519 (X25519) key pair as raw 32-byte halves. */
@@ -80,21 +81,10 @@ export class KeyPairThread {
   }
 }
 
-/**
- * Starts the worker thread. In the built daemon scripts/bundle.mjs puts key-pair-worker.js next to
- * the chunk holding this code. From source (tests and bench run under tsx) the worker installs
- * tsx's module hooks itself: Node 20 does not carry `--import=tsx` into worker threads (tsx#354).
- */
+/** Starts the worker thread (key-pair-worker.ts beside this module; domain/worker-thread.ts). */
 function spawn(): Worker {
   // No resource limits: with an old generation capped at 32 MiB the thread ran a full collection
   // every 1.3 s while 1,000 phones paired (322 in 430 s, 5.7 s of its CPU; --trace-gc), its own
   // start-up heap being ~17 MiB. What it keeps between batches is a few KiB.
-  const options = {};
-  if (import.meta.url.endsWith('.ts')) {
-    const entry = new URL('./key-pair-worker.ts', import.meta.url).href;
-    const tsx = import.meta.resolve('tsx/esm/api');
-    const code = `import(${JSON.stringify(tsx)}).then((m) => m.register()).then(() => import(${JSON.stringify(entry)}))`;
-    return new Worker(code, { ...options, eval: true });
-  }
-  return new Worker(new URL('./key-pair-worker.js', import.meta.url), options);
+  return startWorker(import.meta.url, 'key-pair-worker');
 }
