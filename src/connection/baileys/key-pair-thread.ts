@@ -24,7 +24,7 @@ interface Waiting {
  * thread in `keyPairNow` (the pool's fallback on the event loop) and 7 % in the jobs' own overhead
  * (README.md, "Performance", 2026-12-01). Here a batch of pairs is one message each way.
  *
- * The worker keeps the process alive only while it owes a batch (at most the ~0.6 s of filling a
+ * The worker keeps the process alive only while it owes a batch (at most the ~0.2 s of filling a
  * pool of 4,096), never when idle. If it fails or exits, the batches it owed are rejected and the
  * next batch starts a new one.
  */
