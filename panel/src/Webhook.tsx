@@ -145,64 +145,72 @@ export function Webhook({ id }: { id: string }) {
             Sending {current.events === 'all' ? 'every event' : current.events.join(', ')} to {current.url}, {current.signed ? 'signed' : 'not signed'}.
           </p>
         )}
-        <label>
-          URL
-          <input name="url" type="url" value={url} onChange={(e) => setUrl(e.target.value)} placeholder="https://example.com/hook" required />
-        </label>
-        <label>
-          Signing secret {current?.signed ? '(empty: keep the current one)' : '(empty: not signed)'}
-          <span className="row">
-            <input
-              className="grow"
-              name="secret"
-              type={showSecret ? 'text' : 'password'}
-              autoComplete="off"
-              value={secret}
-              onChange={(e) => setSecret(e.target.value)}
-              placeholder="whsec_…"
-              disabled={removeSecret}
-            />
-            <button
-              type="button"
-              onClick={() => {
-                setSecret(newSecret());
-                setShowSecret(true);
-                setRemoveSecret(false);
-              }}
-            >
-              Generate
-            </button>
-          </span>
-        </label>
-        {showSecret && secret && <p className="muted">Copy this secret into the receiver before saving: it is not shown again.</p>}
-        {current?.signed && (
-          <label className="inline">
-            <input type="checkbox" checked={removeSecret} onChange={(e) => setRemoveSecret(e.target.checked)} />
-            Remove the secret (stop signing)
-          </label>
-        )}
-        <fieldset className="events">
-          <legend>Events</legend>
-          <label className="inline">
-            <input type="checkbox" checked={all} onChange={(e) => setAll(e.target.checked)} />
-            Every event
-          </label>
-          {!all &&
-            EVENT_TYPES.map((t) => (
-              <label className="inline" key={t}>
-                <input type="checkbox" name="event" value={t} checked={events.includes(t)} onChange={(e) => toggle(t, e.target.checked)} />
-                <code>{t}</code>
+        {/* The fields appear once the stored webhook is known: a late answer would otherwise overwrite
+            what the user has typed meanwhile (adopt() sets every field). */}
+        {current === undefined ? (
+          !error && <p className="muted">Reading the stored webhook…</p>
+        ) : (
+          <>
+            <label>
+              URL
+              <input name="url" type="url" value={url} onChange={(e) => setUrl(e.target.value)} placeholder="https://example.com/hook" required />
+            </label>
+            <label>
+              Signing secret {current?.signed ? '(empty: keep the current one)' : '(empty: not signed)'}
+              <span className="row">
+                <input
+                  className="grow"
+                  name="secret"
+                  type={showSecret ? 'text' : 'password'}
+                  autoComplete="off"
+                  value={secret}
+                  onChange={(e) => setSecret(e.target.value)}
+                  placeholder="whsec_…"
+                  disabled={removeSecret}
+                />
+                <button
+                  type="button"
+                  onClick={() => {
+                    setSecret(newSecret());
+                    setShowSecret(true);
+                    setRemoveSecret(false);
+                  }}
+                >
+                  Generate
+                </button>
+              </span>
+            </label>
+            {showSecret && secret && <p className="muted">Copy this secret into the receiver before saving: it is not shown again.</p>}
+            {current?.signed && (
+              <label className="inline">
+                <input type="checkbox" checked={removeSecret} onChange={(e) => setRemoveSecret(e.target.checked)} />
+                Remove the secret (stop signing)
               </label>
-            ))}
-        </fieldset>
-        <div className="row wrap">
-          <button type="submit">Save webhook</button>
-          {current !== null && (
-            <button type="button" className="danger" onClick={() => void remove()}>
-              Remove webhook
-            </button>
-          )}
-        </div>
+            )}
+            <fieldset className="events">
+              <legend>Events</legend>
+              <label className="inline">
+                <input type="checkbox" checked={all} onChange={(e) => setAll(e.target.checked)} />
+                Every event
+              </label>
+              {!all &&
+                EVENT_TYPES.map((t) => (
+                  <label className="inline" key={t}>
+                    <input type="checkbox" name="event" value={t} checked={events.includes(t)} onChange={(e) => toggle(t, e.target.checked)} />
+                    <code>{t}</code>
+                  </label>
+                ))}
+            </fieldset>
+            <div className="row wrap">
+              <button type="submit">Save webhook</button>
+              {current !== null && (
+                <button type="button" className="danger" onClick={() => void remove()}>
+                  Remove webhook
+                </button>
+              )}
+            </div>
+          </>
+        )}
         {msg && (
           <p className="ok" role="status">
             {msg}
