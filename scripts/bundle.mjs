@@ -6,7 +6,9 @@
 // (`gateway instance create`, no daemon): 0.69 s from tsc's per-file output, 0.33 s bundled.
 //
 // Kept outside the bundle: Baileys (the protocol double's preload patches its exported
-// certificate details, and it loads only for WhatsApp instances), pino, and what loads only on
+// certificate details, and it loads only for WhatsApp instances), protobufjs (Baileys' generated
+// decoders check `instanceof Reader`: src/connection/baileys/history-decode.ts hands them readers of
+// the one copy in node_modules, not of a bundled second one), pino, and what loads only on
 // demand in a terminal (@inquirer/prompts, qrcode-terminal). Their code stays in node_modules.
 // Chunks are split at dynamic imports, so the daemon's boot code and the Baileys connection still
 // load only when used. The bundle sits two folders deep, like tsc's output, so the
@@ -28,7 +30,7 @@ await build({
   platform: 'node',
   target: 'node20',
   sourcemap: true,
-  external: ['@whiskeysockets/baileys', 'pino', '@inquirer/prompts', 'qrcode-terminal'],
+  external: ['@whiskeysockets/baileys', 'protobufjs', 'pino', '@inquirer/prompts', 'qrcode-terminal'],
   // Bundled CommonJS packages call require() for Node's built-in modules.
   banner: { js: "import { createRequire as __gatewayRequire } from 'node:module'; const require = __gatewayRequire(import.meta.url);" },
   logLevel: 'warning',

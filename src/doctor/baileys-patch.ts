@@ -8,6 +8,7 @@ import type { CheckResult } from './types.js';
 export const PATCHED: ReadonlyArray<{ file: string; mark: string; what: string }> = [
   { file: 'Utils/chat-utils.js', mark: "Symbol.for('wa-gateway.pauseIfLong')", what: "a first login's app-state decoding holds the event loop for tens of ms" },
   { file: 'Utils/crypto.js', mark: "Symbol.for('wa-gateway.hmacSign')", what: 'its HMACs each leave a native object for a full collection to free in its pause' },
+  { file: 'Utils/history.js', mark: "Symbol.for('wa-gateway.decodeHistorySync')", what: "a first login's history sync is decoded whole, the content of its messages too" },
 ];
 
 /** The directory of the installed Baileys' modules (lib/), where the patched files sit. */
@@ -34,7 +35,7 @@ export function checkBaileysPatch(lib: string = baileysLibDir()): CheckResult {
     }
     if (!text.includes(mark)) missing.push({ file: path, what });
   }
-  if (missing.length === 0) return { name: 'baileys', status: 'ok', message: "Baileys carries the gateway's patch (app-state decoding in time slices, HMACs without native objects)" };
+  if (missing.length === 0) return { name: 'baileys', status: 'ok', message: "Baileys carries the gateway's patch (app-state decoding in time slices, HMACs without native objects, lean history decoding)" };
   return {
     name: 'baileys',
     status: 'warn',

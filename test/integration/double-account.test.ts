@@ -8,7 +8,8 @@
  * edited on the phone (server_sync) as label.updated; 409 NOT_BUSINESS on a personal account; a
  * text status post decrypted by its audience (sender keys to status@broadcast); and (issue 26 item 3)
  * a push name known only from the history sync still names its contact, now that history sets skip
- * most of Baileys' event buffer.
+ * most of Baileys' event buffer, and history syncs are decoded without their messages' content
+ * (src/connection/baileys/history-decode.ts: the LID mapping and push names below come through it).
  *
  * Media (voice notes, stickers, video notes, media status posts, re-upload) needs the media host's
  * CA at process start: test/e2e/double-account-media.test.ts, with the built daemon.
@@ -20,6 +21,7 @@ import { installCdn } from '../protocol-double/index.js';
 import { PUSH_NAME_ONLY, type AccountDataSpec } from '../protocol-double/account-data.js';
 import { randomPng } from '../protocol-double/fixtures.js';
 import { waitFor, type ApiResponse } from '../helpers/daemon.js';
+import { BAILEYS_HISTORY_DECODE_KEY } from '../../src/connection/baileys/history-decode.js';
 import { setWebhook, startReceiver, type Receiver } from '../helpers/receiver.js';
 
 // Baileys never clears the timers of queries pending when a socket ends (60 s by default).
@@ -34,6 +36,8 @@ let h: DoubleDaemon;
 let receiver: Receiver;
 let biz: { id: string; key: string };
 let personal: { id: string; key: string };
+/** History syncs Baileys decoded through the gateway's lean decoder (counted around the installed one). */
+let leanDecodes = 0;
 
 type Event = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- asserted field by field
 
@@ -58,6 +62,12 @@ test.before(async () => {
   // History syncs and app-state snapshots come from WhatsApp's CDN host: the double's media host.
   await installCdn(h.double.media.hostname);
   receiver = await startReceiver();
+  // The daemon's Baileys connection module installs the lean decoder when it loads: load it now (the
+  // same module the in-process daemon uses) and count what goes through it.
+  await import('../../src/connection/baileys/connection.js');
+  const g = globalThis as Record<symbol, unknown>;
+  const lean = g[BAILEYS_HISTORY_DECODE_KEY] as (bytes: Uint8Array) => unknown;
+  g[BAILEYS_HISTORY_DECODE_KEY] = (bytes: Uint8Array) => (leanDecodes++, lean(bytes));
   biz = await pair({ phone: BUSINESS_PHONE, platform: 'smba' });
   await setWebhook(h.d, biz, receiver.url, { events: null });
   personal = await pair({ phone: PERSONAL_PHONE, accountData: 'empty' });
@@ -120,6 +130,8 @@ test.serial('contacts: the LID <-> phone lookup (mapping, usync), name (address 
   // Someone outside the address book, named only by the push names of the history sync.
   const walkIn = await h.double.contact(`+${PUSH_NAME_ONLY.phone}`);
   t.like((await api(biz, 'GET', `/contacts/+${PUSH_NAME_ONLY.phone}`)).body, { chatId: walkIn.jid, phone: walkIn.phone, name: PUSH_NAME_ONLY.name, exists: true });
+  // Those came through the lean decoder: the inline bootstrap, the RECENT and the PUSH_NAME syncs.
+  t.true(leanDecodes >= 3, `${leanDecodes} history syncs decoded lean`);
   // A LID whose number WhatsApp never gave (a hidden number): no phone.
   const dana = await h.double.contact('+15550000204', { addressing: 'lid', alt: false });
   t.deepEqual((await api(biz, 'GET', `/contacts/${dana.lid}`)).body, { success: true, instanceId: biz.id, chatId: dana.lid, lid: dana.lid, exists: true });

@@ -45,6 +45,7 @@ import * as groupActions from './groups.js';
 import { routeLibsignalConsole } from './libsignal-console.js';
 import { installAppStateSlices } from './app-state-slices.js';
 import { installBaileysHmac } from './app-state-hmac.js';
+import { installLeanHistoryDecode } from './history-decode.js';
 import type { CreatedGroup, GroupSettings, ParticipantResult } from '../account-types.js';
 import type { GroupAction, PresenceState } from '../../schemas/account-events.js';
 
@@ -60,6 +61,8 @@ installObjectFreeMacs();
 installAppStateSlices();
 // Baileys' HMACs (two an app-state mutation) without a native object each (app-state-hmac.ts, patches/).
 installBaileysHmac();
+// History syncs decoded without their messages' content, which the gateway drops (history-decode.ts, patches/).
+installLeanHistoryDecode();
 // Pairing (and every group send) signs on the main thread: the same signatures, ~11 times faster (curve-sign.ts).
 installCurveSign();
 // A new device's 812 pre-keys (and every other key pair) made ahead, on a thread of their own (key-pair-pool.ts).
