@@ -429,8 +429,25 @@ test('keyboard only: sign in, open an instance, build and save a flow, answer (a
   await page.getByRole('status').filter({ hasText: 'Released' }).waitFor();
 
   // The other pages' controls are reachable too: the webhook form and the overview's buttons.
+  // The stored webhook's answer held back: the form has no field to type into until it is known (an
+  // answer arriving after the typing used to reset the URL typed, and saving then failed).
+  let releaseWebhook!: () => void;
+  const held = new Promise<void>((r) => (releaseWebhook = r));
+  await page.route(
+    `**/api/${inst.id}/webhook`,
+    async (route) => {
+      if (route.request().method() !== 'GET') return route.fallback();
+      const response = await route.fetch();
+      await held;
+      await route.fulfill({ response });
+    },
+    { times: 1 },
+  );
   await tabTo(page, page.getByRole('link', { name: 'Webhook' }), { back: true });
   await kb.press('Enter');
+  await page.getByText('Reading the stored webhook…').waitFor();
+  t.is(await page.getByLabel('URL').count(), 0, 'no URL field before the stored webhook is known');
+  releaseWebhook();
   await tabTo(page, page.getByLabel('URL'));
   await kb.type('https://example.com/hook');
   await tabTo(page, page.getByRole('button', { name: 'Save webhook' }));
