@@ -51,12 +51,16 @@ export function Webhook({ id }: { id: string }) {
     setAll(!w || w.events === 'all');
     setEvents(w && w.events !== 'all' ? w.events : []);
   }, []);
+  // Why the stored webhook could not be read ('' while reading or once read); `reads` asks again.
+  const [loadError, setLoadError] = useState('');
+  const [reads, setReads] = useState(0);
   useEffect(() => {
+    setLoadError('');
     api<{ webhook: WebhookView | null }>('GET', `/api/${enc(id)}/webhook`).then(
       (r) => adopt(r.webhook),
-      (err: unknown) => setError(errorText(err)),
+      (err: unknown) => setLoadError(errorText(err)),
     );
-  }, [id, adopt]);
+  }, [id, adopt, reads]);
 
   const newest = useRef(newestOnly()).current;
   const loadDeliveries = useCallback(
@@ -148,7 +152,16 @@ export function Webhook({ id }: { id: string }) {
         {/* The fields appear once the stored webhook is known: a late answer would otherwise overwrite
             what the user has typed meanwhile (adopt() sets every field). */}
         {current === undefined ? (
-          !error && <p className="muted">Reading the stored webhook…</p>
+          loadError ? (
+            <p className="error" role="alert">
+              The stored webhook could not be read: {loadError}{' '}
+              <button type="button" onClick={() => setReads((n) => n + 1)}>
+                Try again
+              </button>
+            </p>
+          ) : (
+            <p className="muted">Reading the stored webhook…</p>
+          )
         ) : (
           <>
             <label>

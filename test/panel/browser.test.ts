@@ -443,7 +443,13 @@ test('keyboard only: sign in, open an instance, build and save a flow, answer (a
     },
     { times: 1 },
   );
+  // Before that, the first read fails (the network): the page says so and reads again on request.
+  await page.route(`**/api/${inst.id}/webhook`, (route) => (route.request().method() === 'GET' ? route.abort() : route.fallback()), { times: 1 });
   await tabTo(page, page.getByRole('link', { name: 'Webhook' }), { back: true });
+  await kb.press('Enter');
+  await page.getByRole('alert').filter({ hasText: 'The stored webhook could not be read' }).waitFor();
+  t.is(await page.getByLabel('URL').count(), 0, 'no URL field while the stored webhook is unknown');
+  await tabTo(page, page.getByRole('button', { name: 'Try again' }));
   await kb.press('Enter');
   await page.getByText('Reading the stored webhook…').waitFor();
   t.is(await page.getByLabel('URL').count(), 0, 'no URL field before the stored webhook is known');

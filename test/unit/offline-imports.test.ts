@@ -20,7 +20,7 @@ async function metafile(): Promise<Metafile> {
     platform: 'node',
     outdir: 'dist/unused',
     splitting: true,
-    external: ['@whiskeysockets/baileys', 'pino', '@inquirer/prompts', 'qrcode-terminal'],
+    external: ['@whiskeysockets/baileys', 'protobufjs', 'pino', '@inquirer/prompts', 'qrcode-terminal'],
     logLevel: 'silent',
   });
   return r.metafile;

@@ -43,29 +43,32 @@ const INFO_USER_RECEIPT = 40; // WebMessageInfo.userReceipt (repeated UserReceip
  * past participants, ...) is decoded by the generated decoders from a copy of its own bytes.
  *
  * Why: the gateway keeps a history set's contacts (contacts-events.ts) and drops its messages; the
- * phone's past is not part of its history store. A realistic first sync (200 chats, 2,000 messages)
- * decoded whole is ~7 ms of the event loop and ~1.7 MB of objects that live across the awaits of
- * the LID-mapping and tctoken writes, long enough to survive a scavenge or two; this way ~2.5 ms
- * and ~0.7 MB (bench/history-decode.ts). Most of the difference is each message's
+ * phone's past is not part of its history store. The double's realistic RECENT sync (195 chats,
+ * 1,975 messages) decoded whole is 9.2 ms and 1.79 MB of objects that live across the awaits of the
+ * LID-mapping and tctoken writes, long enough to survive a scavenge or two; this way 5.5 ms and
+ * 0.67 MB (bench/history-decode.ts, sampling profiler on). Most of the difference is each message's
  * `WebMessageInfo` (the generated class gives every instance ten arrays of its own, empty or not),
  * then its content (a `Message` and what it holds).
  *
  * Malformed bytes throw, as the generated decoder does (protobufjs' reader: "index out of range",
- * "invalid wire type").
+ * "invalid wire type"). The generated decoders get bytes, never this module's reader: they check
+ * `instanceof Reader` against their own copy of protobufjs, which npm could one day install apart.
  */
 export function decodeLeanHistorySync(bytes: Uint8Array): proto.HistorySync {
   const r = protobuf.Reader.create(bytes);
   const conversations: proto.IConversation[] = [];
-  const rest: Array<[number, number]> = [];
+  const rest: Ranges = [];
   while (r.pos < r.len) {
     const start = r.pos;
     const tag = r.uint32();
     if (tag >>> 3 === HISTORY_CONVERSATIONS && (tag & 7) === LEN) conversations.push(conversation(r, bytes, r.uint32()));
     else {
       r.skipType(tag & 7);
-      rest.push([start, r.pos]);
+      keep(rest, start, r.pos);
     }
   }
+  // A sync without conversations (push names, non-blocking data) is decoded as it is.
+  if (conversations.length === 0) return proto.HistorySync.decode(bytes);
   const history = proto.HistorySync.decode(gather(bytes, rest));
   history.conversations = conversations;
   return history;
@@ -75,14 +78,14 @@ export function decodeLeanHistorySync(bytes: Uint8Array): proto.HistorySync {
 function conversation(r: Reader, bytes: Uint8Array, length: number): proto.IConversation {
   const end = r.pos + length;
   const messages: proto.IHistorySyncMsg[] = [];
-  const rest: Array<[number, number]> = [];
+  const rest: Ranges = [];
   while (r.pos < end) {
     const start = r.pos;
     const tag = r.uint32();
-    if (tag >>> 3 === CONVERSATION_MESSAGES && (tag & 7) === LEN) messages.push(historyMessage(r, r.uint32()));
+    if (tag >>> 3 === CONVERSATION_MESSAGES && (tag & 7) === LEN) messages.push(historyMessage(r, bytes, r.uint32()));
     else {
       r.skipType(tag & 7);
-      rest.push([start, r.pos]);
+      keep(rest, start, r.pos);
     }
   }
   if (r.pos !== end) throw new RangeError('a conversation of the history sync overruns its length');
@@ -91,37 +94,54 @@ function conversation(r: Reader, bytes: Uint8Array, length: number): proto.IConv
   return chat;
 }
 
-function historyMessage(r: Reader, length: number): proto.IHistorySyncMsg {
+function historyMessage(r: Reader, bytes: Uint8Array, length: number): proto.IHistorySyncMsg {
   const end = r.pos + length;
   let message: LeanHistoryMessage | null = null;
   while (r.pos < end) {
     const tag = r.uint32();
-    if (tag >>> 3 === HISTORY_MSG_MESSAGE && (tag & 7) === LEN) message = webMessageInfo(r, r.uint32());
+    if (tag >>> 3 === HISTORY_MSG_MESSAGE && (tag & 7) === LEN) message = webMessageInfo(r, bytes, r.uint32());
     else r.skipType(tag & 7);
   }
   // The shape processHistoryMessage reads; only this module makes it, so the cast names it, no more.
   return { message: message as proto.IWebMessageInfo | null };
 }
 
-function webMessageInfo(r: Reader, length: number): LeanHistoryMessage {
+function webMessageInfo(r: Reader, bytes: Uint8Array, length: number): LeanHistoryMessage {
   const end = r.pos + length;
   const m: LeanHistoryMessage = { key: null };
   while (r.pos < end) {
     const tag = r.uint32();
     const field = tag >>> 3;
     const wire = tag & 7;
-    if (field === INFO_KEY && wire === LEN) m.key = proto.MessageKey.decode(r, r.uint32());
+    if (field === INFO_KEY && wire === LEN) m.key = proto.MessageKey.decode(embedded(r, bytes));
     else if (field === INFO_TIMESTAMP && wire === VARINT) m.messageTimestamp = r.uint64();
     else if (field === INFO_STUB_TYPE && wire === VARINT) m.messageStubType = r.int32();
     else if (field === INFO_STUB_PARAMETERS && wire === LEN) (m.messageStubParameters ??= []).push(r.string());
-    else if (field === INFO_USER_RECEIPT && wire === LEN) (m.userReceipt ??= []).push(proto.UserReceipt.decode(r, r.uint32()));
+    else if (field === INFO_USER_RECEIPT && wire === LEN) (m.userReceipt ??= []).push(proto.UserReceipt.decode(embedded(r, bytes)));
     else r.skipType(wire);
   }
   return m;
 }
 
+/** An embedded message's bytes (a view), the reader moved past them. */
+function embedded(r: Reader, bytes: Uint8Array): Uint8Array {
+  const length = r.uint32();
+  const start = r.pos;
+  r.skip(length);
+  return bytes.subarray(start, start + length);
+}
+
+type Ranges = Array<[number, number]>;
+
+/** Adds a field's byte range, joined to the previous one when they touch. */
+function keep(ranges: Ranges, start: number, end: number): void {
+  const last = ranges.at(-1);
+  if (last && last[1] === start) last[1] = end;
+  else ranges.push([start, end]);
+}
+
 /** The bytes of the given fields, in order, as one message of their own (protobuf fields simply concatenate). */
-function gather(bytes: Uint8Array, ranges: ReadonlyArray<[number, number]>): Uint8Array {
+function gather(bytes: Uint8Array, ranges: Readonly<Ranges>): Uint8Array {
   let size = 0;
   for (const [s, e] of ranges) size += e - s;
   const out = Buffer.allocUnsafe(size);
@@ -133,7 +153,17 @@ function gather(bytes: Uint8Array, ranges: ReadonlyArray<[number, number]>): Uin
   return out;
 }
 
-/** Makes Baileys decode history syncs with `decodeLeanHistorySync` (the gateway drops their messages). */
+/**
+ * Makes Baileys decode history syncs with `decodeLeanHistorySync` (the gateway drops their
+ * messages). Bytes it refuses go to the generated decoder, whose answer (or error) stands: Baileys
+ * has marked the sync processed before it downloads it, so a sync lost here is not sent again.
+ */
 export function installLeanHistoryDecode(): void {
-  (globalThis as Record<symbol, unknown>)[BAILEYS_HISTORY_DECODE_KEY] = decodeLeanHistorySync;
+  (globalThis as Record<symbol, unknown>)[BAILEYS_HISTORY_DECODE_KEY] = (bytes: Uint8Array): proto.HistorySync => {
+    try {
+      return decodeLeanHistorySync(bytes);
+    } catch {
+      return proto.HistorySync.decode(bytes);
+    }
+  };
 }
