@@ -57,16 +57,7 @@ const INFO_USER_RECEIPT = 40; // WebMessageInfo.userReceipt (repeated UserReceip
 export function decodeLeanHistorySync(bytes: Uint8Array): proto.HistorySync {
   const r = protobuf.Reader.create(bytes);
   const conversations: proto.IConversation[] = [];
-  const rest: Ranges = [];
-  while (r.pos < r.len) {
-    const start = r.pos;
-    const tag = r.uint32();
-    if (tag >>> 3 === HISTORY_CONVERSATIONS && (tag & 7) === LEN) conversations.push(conversation(r, bytes, r.uint32()));
-    else {
-      r.skipType(tag & 7);
-      keep(rest, start, r.pos);
-    }
-  }
+  const rest = splitFields(r, r.len, HISTORY_CONVERSATIONS, (length) => conversations.push(conversation(r, bytes, length)));
   // A sync without conversations (push names, non-blocking data) is decoded as it is.
   if (conversations.length === 0) return proto.HistorySync.decode(bytes);
   const history = proto.HistorySync.decode(gather(bytes, rest));
@@ -78,16 +69,7 @@ export function decodeLeanHistorySync(bytes: Uint8Array): proto.HistorySync {
 function conversation(r: Reader, bytes: Uint8Array, length: number): proto.IConversation {
   const end = r.pos + length;
   const messages: proto.IHistorySyncMsg[] = [];
-  const rest: Ranges = [];
-  while (r.pos < end) {
-    const start = r.pos;
-    const tag = r.uint32();
-    if (tag >>> 3 === CONVERSATION_MESSAGES && (tag & 7) === LEN) messages.push(historyMessage(r, bytes, r.uint32()));
-    else {
-      r.skipType(tag & 7);
-      keep(rest, start, r.pos);
-    }
-  }
+  const rest = splitFields(r, end, CONVERSATION_MESSAGES, (length) => messages.push(historyMessage(r, bytes, length)));
   if (r.pos !== end) throw new RangeError('a conversation of the history sync overruns its length');
   const chat = proto.Conversation.decode(gather(bytes, rest));
   chat.messages = messages;
@@ -132,6 +114,25 @@ function embedded(r: Reader, bytes: Uint8Array): Uint8Array {
 }
 
 type Ranges = Array<[number, number]>;
+
+/**
+ * Walks a message's fields up to `end`: each `field` of wire type LEN goes to `take`, with the
+ * reader at its bytes and their length (`take` reads them); the byte ranges of the other fields
+ * are returned, for the generated decoder.
+ */
+function splitFields(r: Reader, end: number, field: number, take: (length: number) => void): Ranges {
+  const rest: Ranges = [];
+  while (r.pos < end) {
+    const start = r.pos;
+    const tag = r.uint32();
+    if (tag >>> 3 === field && (tag & 7) === LEN) take(r.uint32());
+    else {
+      r.skipType(tag & 7);
+      keep(rest, start, r.pos);
+    }
+  }
+  return rest;
+}
 
 /** Adds a field's byte range, joined to the previous one when they touch. */
 function keep(ranges: Ranges, start: number, end: number): void {
