@@ -44,7 +44,7 @@ const INFO_USER_RECEIPT = 40; // WebMessageInfo.userReceipt (repeated UserReceip
  *
  * Why: the gateway keeps a history set's contacts (contacts-events.ts) and drops its messages; the
  * phone's past is not part of its history store. The double's realistic RECENT sync (195 chats,
- * 1,975 messages) decoded whole is 10.8 ms and 1.79 MB of objects that live across the awaits of
+ * 1,975 messages) decoded whole is 9.5 to 10.8 ms and 1.79 MB of objects that live across the awaits of
  * the LID-mapping and tctoken writes, long enough to survive a scavenge or two; this way 6.7 ms and
  * 0.67 MB (bench/history-decode.ts, sampling profiler on). Most of the difference is each message's
  * `WebMessageInfo` (the generated class gives every instance ten arrays of its own, empty or not),
