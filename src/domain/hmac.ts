@@ -10,7 +10,7 @@ const BLOCK: Readonly<Record<string, number>> = { sha256: 64, sha512: 128 };
  * Why not createHmac: each call makes a native Hmac object that the garbage collector frees through
  * a weak-handle callback, run on the main thread in the final pause of a full collection. While
  * 1,000 phones paired, that phase (`heap.external.weak_global_handles` in --trace-gc-nvp) was up to
- * 40 ms of a 91 ms pause with libsignal's MACs as they were (libsignal-mac.ts), and still 13 to 28
+ * 40 ms of a 91 ms pause with libsignal's MACs as they were (libsignal-crypto.ts), and still 13 to 28
  * ms of each full collection's 36 to 58 ms with Baileys' app-state MACs (two a mutation, ~550
  * mutations an account: app-state-hmac.ts). One-shot `crypto.hash` makes no object; the time per
  * MAC is the same (2.0 against 2.1 µs for 120 bytes, 200,000 of each).

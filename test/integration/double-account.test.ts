@@ -9,7 +9,8 @@
  * text status post decrypted by its audience (sender keys to status@broadcast); and (issue 26 item 3)
  * a push name known only from the history sync still names its contact, now that history sets skip
  * most of Baileys' event buffer, and history syncs are decoded without their messages' content
- * (src/connection/baileys/history-decode.ts: the LID mapping and push names below come through it).
+ * (src/connection/baileys/history-decode.ts: the LID mapping and push names below come through it),
+ * and app-state mutations decrypted without a Decipher object each (src/domain/aes-cbc.ts).
  *
  * Media (voice notes, stickers, video notes, media status posts, re-upload) needs the media host's
  * CA at process start: test/e2e/double-account-media.test.ts, with the built daemon.
@@ -22,6 +23,7 @@ import { PUSH_NAME_ONLY, type AccountDataSpec } from '../protocol-double/account
 import { randomPng } from '../protocol-double/fixtures.js';
 import { waitFor, type ApiResponse } from '../helpers/daemon.js';
 import { BAILEYS_HISTORY_DECODE_KEY } from '../../src/connection/baileys/history-decode.js';
+import { BAILEYS_AES_CBC_KEY } from '../../src/connection/baileys/app-state-aes.js';
 import { setWebhook, startReceiver, type Receiver } from '../helpers/receiver.js';
 
 // Baileys never clears the timers of queries pending when a socket ends (60 s by default).
@@ -38,6 +40,7 @@ let biz: { id: string; key: string };
 let personal: { id: string; key: string };
 /** History syncs Baileys decoded through the gateway's lean decoder (counted around the installed one). */
 let leanDecodes = 0;
+let appStateDecrypts = 0;
 
 type Event = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- asserted field by field
 
@@ -68,6 +71,9 @@ test.before(async () => {
   const g = globalThis as Record<symbol, unknown>;
   const lean = g[BAILEYS_HISTORY_DECODE_KEY] as (bytes: Uint8Array) => unknown;
   g[BAILEYS_HISTORY_DECODE_KEY] = (bytes: Uint8Array) => (leanDecodes++, lean(bytes));
+  // And Baileys' AES-CBC decryptions (app-state mutations), object-free (src/connection/baileys/app-state-aes.ts).
+  const decrypt = g[BAILEYS_AES_CBC_KEY] as (data: Uint8Array, key: Uint8Array, iv: Uint8Array) => Buffer;
+  g[BAILEYS_AES_CBC_KEY] = (data: Uint8Array, key: Uint8Array, iv: Uint8Array) => (appStateDecrypts++, decrypt(data, key, iv));
   biz = await pair({ phone: BUSINESS_PHONE, platform: 'smba' });
   await setWebhook(h.d, biz, receiver.url, { events: null });
   personal = await pair({ phone: PERSONAL_PHONE, accountData: 'empty' });
@@ -132,6 +138,9 @@ test.serial('contacts: the LID <-> phone lookup (mapping, usync), name (address 
   t.like((await api(biz, 'GET', `/contacts/+${PUSH_NAME_ONLY.phone}`)).body, { chatId: walkIn.jid, phone: walkIn.phone, name: PUSH_NAME_ONLY.name, exists: true });
   // Those came through the lean decoder: the inline bootstrap, the RECENT and the PUSH_NAME syncs.
   t.true(leanDecodes >= 3, `${leanDecodes} history syncs decoded lean`);
+  // Ana's name (a contact action of the app state, renamed by a later patch) was decrypted by the
+  // gateway's AES-CBC, as was every other mutation of the account's first app-state sync.
+  t.true(appStateDecrypts >= 2, `${appStateDecrypts} app-state mutations decrypted`);
   // A LID whose number WhatsApp never gave (a hidden number): no phone.
   const dana = await h.double.contact('+15550000204', { addressing: 'lid', alt: false });
   t.deepEqual((await api(biz, 'GET', `/contacts/${dana.lid}`)).body, { success: true, instanceId: biz.id, chatId: dana.lid, lid: dana.lid, exists: true });

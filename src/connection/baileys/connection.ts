@@ -35,7 +35,7 @@ import { installCurveSign } from './curve-sign.js';
 import { withSharedTransactionStorage } from './shared-async-storage.js';
 import { installCurveVerify } from './curve-verify.js';
 import { installCachedAgreement } from './agreement-keys.js';
-import { installObjectFreeMacs } from './libsignal-mac.js';
+import { installObjectFreeCrypto } from './libsignal-crypto.js';
 import { installKeyPairPool } from './key-pair-pool.js';
 import { requireFromBaileys } from './from-baileys.js';
 import { Waiters } from './waiters.js';
@@ -45,6 +45,7 @@ import * as groupActions from './groups.js';
 import { routeLibsignalConsole } from './libsignal-console.js';
 import { installAppStateSlices } from './app-state-slices.js';
 import { installBaileysHmac } from './app-state-hmac.js';
+import { installBaileysAesCbc } from './app-state-aes.js';
 import { installLeanHistoryDecode } from './history-decode.js';
 import type { CreatedGroup, GroupSettings, ParticipantResult } from '../account-types.js';
 import type { GroupAction, PresenceState } from '../../schemas/account-events.js';
@@ -55,12 +56,14 @@ export type { BaileysOptions, BaileysSettings, MakeSocket, SocketLike } from './
 // instead, and remembered once accepted (see curve-verify.ts).
 installCurveVerify();
 installCachedAgreement();
-// libsignal's MACs without a native Hmac object each (fewer weak handles in full collections' pauses: libsignal-mac.ts).
-installObjectFreeMacs();
+// libsignal's MACs and decryption without a native object each (fewer weak handles in collections' pauses: libsignal-crypto.ts).
+installObjectFreeCrypto();
 // A first login's app-state decoding gives the event loop back in time slices (app-state-slices.ts, patches/).
 installAppStateSlices();
 // Baileys' HMACs (two an app-state mutation) without a native object each (app-state-hmac.ts, patches/).
 installBaileysHmac();
+// Baileys' AES-CBC decryption (one an app-state mutation) without a native Decipher object each (app-state-aes.ts, patches/).
+installBaileysAesCbc();
 // History syncs decoded without their messages' content, which the gateway drops (history-decode.ts, patches/).
 installLeanHistoryDecode();
 // Pairing (and every group send) signs on the main thread: the same signatures, ~11 times faster (curve-sign.ts).

@@ -1,6 +1,7 @@
 import { hash } from 'node:crypto';
 import { requireFromBaileys } from './from-baileys.js';
 import { hmac } from '../../domain/hmac.js';
+import { aes256CbcDecrypt } from '../../domain/aes-cbc.js';
 
 /** The functions of libsignal's `src/crypto.js` replaced here (its session builder and cipher read them from that object at each call). */
 interface LibsignalCrypto {
@@ -8,6 +9,7 @@ interface LibsignalCrypto {
   deriveSecrets(input: Buffer, salt: Buffer, info: Buffer, chunks?: number): Buffer[];
   verifyMAC(data: Buffer, key: Buffer, mac: Buffer, length: number): void;
   hash(data: Buffer): Buffer;
+  decrypt(key: Buffer, data: Buffer, iv: Buffer): Buffer;
 }
 
 /**
@@ -64,6 +66,17 @@ function verifyMAC(data: Buffer, key: Buffer, mac: Buffer, length: number): void
   if (!mac.equals(calculated)) throw new Error('Bad MAC');
 }
 
+/**
+ * libsignal's decrypt (AES-256-CBC, PKCS#7), checks alike, without a Decipher object a message
+ * (domain/aes-cbc.ts): one a message received, ~12 while an account pairs.
+ */
+function decrypt(key: Buffer, data: Buffer, iv: Buffer): Buffer {
+  assertBuffer(key);
+  assertBuffer(data);
+  assertBuffer(iv);
+  return aes256CbcDecrypt(data, key, iv);
+}
+
 function sha512(data: Buffer): Buffer {
   assertBuffer(data);
   return hash('sha512', data, 'buffer');
@@ -72,7 +85,7 @@ function sha512(data: Buffer): Buffer {
 /** libsignal's crypto module as Baileys loads it. */
 export function libsignalCrypto(): LibsignalCrypto {
   const module = requireFromBaileys('libsignal/src/crypto.js') as Partial<LibsignalCrypto>;
-  for (const name of ['calculateMAC', 'deriveSecrets', 'verifyMAC', 'hash'] as const) {
+  for (const name of ['calculateMAC', 'deriveSecrets', 'verifyMAC', 'hash', 'decrypt'] as const) {
     if (typeof module[name] !== 'function') throw new Error(`libsignal/src/crypto.js has no ${name}`);
   }
   return module as LibsignalCrypto;
@@ -81,12 +94,12 @@ export function libsignalCrypto(): LibsignalCrypto {
 let installed = false;
 
 /**
- * Puts the object-free MACs in place of libsignal's (createHmac, createHash): the same results and
- * the same errors. Once per process; idempotent.
+ * Puts the object-free MACs, hash and decryption in place of libsignal's (createHmac, createHash,
+ * createDecipheriv): the same results and the same errors. Once per process; idempotent.
  */
-export function installObjectFreeMacs(): void {
+export function installObjectFreeCrypto(): void {
   if (installed) return;
   installed = true;
   const module = libsignalCrypto();
-  Object.assign(module, { calculateMAC, deriveSecrets: deriveSecretsWith(module.deriveSecrets.bind(module)), verifyMAC, hash: sha512 });
+  Object.assign(module, { calculateMAC, deriveSecrets: deriveSecretsWith(module.deriveSecrets.bind(module)), verifyMAC, hash: sha512, decrypt });
 }

@@ -1,35 +1,38 @@
 import test from 'ava';
 import { createRequire, syncBuiltinESMExports } from 'node:module';
 import nodeCrypto, { randomBytes } from 'node:crypto';
-import { hmacSha256, installObjectFreeMacs } from '../../src/connection/baileys/libsignal-mac.js';
+import { hmacSha256, installObjectFreeCrypto } from '../../src/connection/baileys/libsignal-crypto.js';
 
-// Issue 26 item 3 (no stall while phones pair): libsignal's MACs without a native Hmac object per
-// call (each one a weak-handle callback in a full collection's final pause). The rule: the same
-// bytes as libsignal's own functions for every input, the same refusals, and no Hmac or Hash object
-// made once installed. Tests in this file run serially: the createHmac counter is process-wide.
+// Issue 26 item 3 (no stall while phones pair): libsignal's MACs and decryption without a native
+// Hmac, Hash or Decipher object per call (each one a weak-handle callback in a collection's pause).
+// The rule: the same bytes as libsignal's own functions for every input, the same refusals, and no
+// Hmac, Hash or Decipher object made once installed. Tests in this file run serially: the createHmac counter is process-wide.
 
 interface LibsignalCrypto {
   calculateMAC(key: Buffer, data: Buffer): Buffer;
   deriveSecrets(input: Buffer, salt: Buffer, info: Buffer, chunks?: number): Buffer[];
   verifyMAC(data: Buffer, key: Buffer, mac: Buffer, length: number): void;
   hash(data: Buffer): Buffer;
+  decrypt(key: Buffer, data: Buffer, iv: Buffer): Buffer;
+  encrypt(key: Buffer, data: Buffer, iv: Buffer): Buffer;
 }
 const module = createRequire(import.meta.resolve('@whiskeysockets/baileys'))('libsignal/src/crypto.js') as LibsignalCrypto;
-const original: LibsignalCrypto = { calculateMAC: module.calculateMAC, deriveSecrets: module.deriveSecrets, verifyMAC: module.verifyMAC, hash: module.hash };
+const original: LibsignalCrypto = { calculateMAC: module.calculateMAC, deriveSecrets: module.deriveSecrets, verifyMAC: module.verifyMAC, hash: module.hash, decrypt: module.decrypt, encrypt: module.encrypt };
 
-/** Counts createHmac and createHash calls made through the node:crypto module object (libsignal's way) while `fn` runs. */
+/** Counts createHmac, createHash and createDecipheriv calls made through the node:crypto module object (libsignal's way) while `fn` runs. */
 function countingObjects(fn: () => void): number {
-  const { createHmac, createHash } = nodeCrypto;
+  const { createHmac, createHash, createDecipheriv } = nodeCrypto;
   let made = 0;
   Object.assign(nodeCrypto, {
     createHmac: (...a: Parameters<typeof createHmac>) => (made++, createHmac(...a)),
     createHash: (...a: Parameters<typeof createHash>) => (made++, createHash(...a)),
+    createDecipheriv: (...a: Parameters<typeof createDecipheriv>) => (made++, createDecipheriv(...a)),
   });
   syncBuiltinESMExports();
   try {
     fn();
   } finally {
-    Object.assign(nodeCrypto, { createHmac, createHash });
+    Object.assign(nodeCrypto, { createHmac, createHash, createDecipheriv });
     syncBuiltinESMExports();
   }
   return made;
@@ -55,8 +58,8 @@ test.serial("installed, libsignal's MAC, HKDF, MAC check and hash give its own a
   });
   t.true(before > 0, 'the counter sees libsignal\'s own objects');
 
-  installObjectFreeMacs();
-  installObjectFreeMacs(); // idempotent
+  installObjectFreeCrypto();
+  installObjectFreeCrypto(); // idempotent
   t.not(module.calculateMAC, original.calculateMAC, 'replaced on the module object libsignal reads');
   const got: unknown[] = [];
   const after = countingObjects(() => {
@@ -71,7 +74,7 @@ test.serial("installed, libsignal's MAC, HKDF, MAC check and hash give its own a
 });
 
 test.serial('refusals are libsignal\'s: not a Buffer, a salt of the wrong length, a bad chunk count, a bad or short MAC', (t) => {
-  installObjectFreeMacs();
+  installObjectFreeCrypto();
   const key = randomBytes(32);
   const data = randomBytes(40);
   const mac = module.calculateMAC(key, data);
@@ -88,4 +91,38 @@ test.serial('refusals are libsignal\'s: not a Buffer, a salt of the wrong length
   same((c) => c.verifyMAC(data, key, Buffer.from(mac.subarray(0, 8)).fill(0), 8));
   same((c) => c.verifyMAC(data, key, mac.subarray(0, 7), 8));
   same((c) => c.hash(null as unknown as Buffer));
+});
+
+test.serial("installed, libsignal's decrypt gives its own plaintext and refusals, with no Decipher object a message", (t) => {
+  const inputs = Array.from({ length: 40 }, (_, i) => {
+    const key = randomBytes(32);
+    const iv = randomBytes(16);
+    const plain = randomBytes(i * 9);
+    return { key, iv, plain, data: original.encrypt(key, plain, iv) };
+  });
+  t.true(countingObjects(() => inputs.forEach(({ key, iv, data }) => original.decrypt(key, data, iv))) >= inputs.length, "the counter sees libsignal's own objects");
+  installObjectFreeCrypto();
+  t.not(module.decrypt, original.decrypt, 'replaced on the module object libsignal reads');
+  const got: Buffer[] = [];
+  // The same key for every message of a chain, as a session's: one block decipher for all of them.
+  const key = randomBytes(32);
+  const chain = inputs.map(({ iv, plain }) => ({ iv, plain, data: original.encrypt(key, plain, iv) }));
+  const made = countingObjects(() => chain.forEach(({ iv, data }) => got.push(module.decrypt(key, data, iv))));
+  t.true(made <= 1, `${made} Decipher objects for ${chain.length} messages`);
+  t.deepEqual(got, chain.map((c) => c.plain));
+  t.deepEqual(inputs.map(({ key: k, iv, data }) => module.decrypt(k, data, iv)), inputs.map((i) => i.plain));
+  const { key: k, iv, data } = inputs[3]!;
+  for (const bad of [
+    () => [new Uint8Array(k) as Buffer, data, iv],
+    () => [k, 'text' as unknown as Buffer, iv],
+    () => [k, data, null as unknown as Buffer],
+  ] as Array<() => [Buffer, Buffer, Buffer]>) {
+    const theirs = t.throws(() => original.decrypt(...bad()));
+    const ours = t.throws(() => module.decrypt(...bad()));
+    t.is(ours?.constructor, theirs?.constructor);
+    t.is(ours?.message, theirs?.message);
+  }
+  // A corrupt message is refused by both (the message differs: OpenSSL's against ours).
+  t.throws(() => original.decrypt(k, data.subarray(0, data.length - 1), iv));
+  t.throws(() => module.decrypt(k, data.subarray(0, data.length - 1), iv));
 });
