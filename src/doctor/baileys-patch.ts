@@ -9,6 +9,8 @@ export const PATCHED: ReadonlyArray<{ file: string; mark: string; what: string }
   { file: 'Utils/chat-utils.js', mark: "Symbol.for('wa-gateway.pauseIfLong')", what: "a first login's app-state decoding holds the event loop for tens of ms" },
   { file: 'Utils/crypto.js', mark: "Symbol.for('wa-gateway.hmacSign')", what: 'its HMACs each leave a native object for a full collection to free in its pause' },
   { file: 'Utils/crypto.js', mark: "Symbol.for('wa-gateway.aesCbcDecrypt')", what: 'its AES-CBC decryptions (one an app-state mutation) each leave a native object for a collection to free in its pause' },
+  { file: 'Utils/crypto.js', mark: "Symbol.for('wa-gateway.aesGcmEncrypt')", what: 'each Noise frame it sends leaves a native object for a collection to free in its pause' },
+  { file: 'Utils/crypto.js', mark: "Symbol.for('wa-gateway.aesGcmDecrypt')", what: 'each Noise frame it receives leaves a native object for a collection to free in its pause' },
   { file: 'Utils/history.js', mark: "Symbol.for('wa-gateway.decodeHistorySync')", what: "a first login's history sync is decoded whole, the content of its messages too" },
 ];
 
@@ -36,7 +38,7 @@ export function checkBaileysPatch(lib: string = baileysLibDir()): CheckResult {
     }
     if (!text.includes(mark)) missing.push({ file: path, what });
   }
-  if (missing.length === 0) return { name: 'baileys', status: 'ok', message: "Baileys carries the gateway's patch (app-state decoding in time slices, HMACs and AES-CBC decryption without native objects, lean history decoding)" };
+  if (missing.length === 0) return { name: 'baileys', status: 'ok', message: "Baileys carries the gateway's patch (app-state decoding in time slices, HMACs and AES without native objects, lean history decoding)" };
   return {
     name: 'baileys',
     status: 'warn',

@@ -23,7 +23,7 @@ import { PUSH_NAME_ONLY, type AccountDataSpec } from '../protocol-double/account
 import { randomPng } from '../protocol-double/fixtures.js';
 import { waitFor, type ApiResponse } from '../helpers/daemon.js';
 import { BAILEYS_HISTORY_DECODE_KEY } from '../../src/connection/baileys/history-decode.js';
-import { BAILEYS_AES_CBC_KEY } from '../../src/connection/baileys/app-state-aes.js';
+import { BAILEYS_AES_CBC_KEY } from '../../src/connection/baileys/baileys-aes.js';
 import { setWebhook, startReceiver, type Receiver } from '../helpers/receiver.js';
 
 // Baileys never clears the timers of queries pending when a socket ends (60 s by default).
@@ -71,7 +71,7 @@ test.before(async () => {
   const g = globalThis as Record<symbol, unknown>;
   const lean = g[BAILEYS_HISTORY_DECODE_KEY] as (bytes: Uint8Array) => unknown;
   g[BAILEYS_HISTORY_DECODE_KEY] = (bytes: Uint8Array) => (leanDecodes++, lean(bytes));
-  // And Baileys' AES-CBC decryptions (app-state mutations), object-free (src/connection/baileys/app-state-aes.ts).
+  // And Baileys' AES-CBC decryptions (app-state mutations), object-free (src/connection/baileys/baileys-aes.ts).
   const decrypt = g[BAILEYS_AES_CBC_KEY] as (data: Uint8Array, key: Uint8Array, iv: Uint8Array) => Buffer;
   g[BAILEYS_AES_CBC_KEY] = (data: Uint8Array, key: Uint8Array, iv: Uint8Array) => (appStateDecrypts++, decrypt(data, key, iv));
   biz = await pair({ phone: BUSINESS_PHONE, platform: 'smba' });

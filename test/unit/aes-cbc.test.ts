@@ -3,7 +3,7 @@ import { syncBuiltinESMExports } from 'node:module';
 import nodeCrypto, { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { aesDecrypt, aesDecryptWithIV } from '@whiskeysockets/baileys';
 import { aes256CbcDecrypt } from '../../src/domain/aes-cbc.js';
-import { BAILEYS_AES_CBC_KEY, installBaileysAesCbc } from '../../src/connection/baileys/app-state-aes.js';
+import { BAILEYS_AES_CBC_KEY, installBaileysAes } from '../../src/connection/baileys/baileys-aes.js';
 
 // Issue 26 item 3 (no stall while phones pair): AES-256-CBC decryption without a native Decipher
 // object a call (each one a weak-handle callback in a collection's pause; a realistic account's
@@ -109,7 +109,7 @@ test.serial("installed, Baileys' aesDecrypt and aesDecryptWithIV give createDeci
   delete g[BAILEYS_AES_CBC_KEY];
   try {
     t.true(countingDeciphers(() => inputs.forEach(({ key, iv, data }) => aesDecryptWithIV(data, key, iv))) > 0, "the counter sees Baileys' own objects when nothing is installed");
-    installBaileysAesCbc();
+    installBaileysAes();
     const got: Buffer[] = [];
     const prefixed: Buffer[] = [];
     const made = countingDeciphers(() => {

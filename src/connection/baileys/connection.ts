@@ -45,7 +45,7 @@ import * as groupActions from './groups.js';
 import { routeLibsignalConsole } from './libsignal-console.js';
 import { installAppStateSlices } from './app-state-slices.js';
 import { installBaileysHmac } from './app-state-hmac.js';
-import { installBaileysAesCbc } from './app-state-aes.js';
+import { installBaileysAes } from './baileys-aes.js';
 import { installLeanHistoryDecode } from './history-decode.js';
 import type { CreatedGroup, GroupSettings, ParticipantResult } from '../account-types.js';
 import type { GroupAction, PresenceState } from '../../schemas/account-events.js';
@@ -62,8 +62,8 @@ installObjectFreeCrypto();
 installAppStateSlices();
 // Baileys' HMACs (two an app-state mutation) without a native object each (app-state-hmac.ts, patches/).
 installBaileysHmac();
-// Baileys' AES-CBC decryption (one an app-state mutation) without a native Decipher object each (app-state-aes.ts, patches/).
-installBaileysAesCbc();
+// Baileys' AES (CBC: one an app-state mutation; GCM: one a Noise frame) without a native object each (baileys-aes.ts, patches/).
+installBaileysAes();
 // History syncs decoded without their messages' content, which the gateway drops (history-decode.ts, patches/).
 installLeanHistoryDecode();
 // Pairing (and every group send) signs on the main thread: the same signatures, ~11 times faster (curve-sign.ts).
