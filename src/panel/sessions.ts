@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Context } from 'koa';
 import { GatewayError } from '../domain/errors.js';
 import type { InstanceRecord } from '../schemas/instance.js';
@@ -87,7 +87,7 @@ function principalKey(who: PanelRole): string {
 
 const operatorOf = (who: PanelRole): string | null => (who.role === 'instance' ? null : (who.operator ?? null));
 
-const tokenKey = (token: string): string => createHash('sha256').update(token, 'utf8').digest('base64url');
+const tokenKey = (token: string): string => hash('sha256', token, 'base64url');
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 function sameToken(a: string, b: string): boolean {

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { ed25519 } from '@noble/curves/ed25519.js';
 import { bytesToNumberLE, numberToBytesLE } from '@noble/curves/utils.js';
 import { libsignalCurveJs } from './libsignal-curve-js.js';
@@ -22,11 +22,8 @@ import { libsignalCurveJs } from './libsignal-curve-js.js';
 const L = ed25519.Point.Fn.ORDER;
 const BASE = ed25519.Point.BASE;
 
-const sha512 = (...parts: Uint8Array[]): Uint8Array => {
-  const h = createHash('sha512');
-  for (const p of parts) h.update(p);
-  return h.digest();
-};
+// One-shot hash (no Hash object: each is a native object freed in a collection's pause; domain/hmac.ts).
+const sha512 = (...parts: Uint8Array[]): Uint8Array => hash('sha512', parts.length === 1 ? parts[0]! : Buffer.concat(parts), 'buffer');
 
 export function curve25519Sign(privateKey: Uint8Array, message: Uint8Array): Uint8Array {
   if (privateKey.length !== 32) throw new Error('Invalid private key');

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { BoundedMap } from './lru.js';
 
 /** A signature check: Baileys' `Curve.verify` shape (key, signed bytes, signature). */
@@ -25,7 +25,8 @@ export function memoizeVerify(verify: VerifySignature, capacity = 256): VerifySi
     lengths.writeUInt32BE(publicKey.length, 0);
     lengths.writeUInt32BE(message.length, 4);
     lengths.writeUInt32BE(signature.length, 8);
-    const key = createHash('sha256').update(lengths).update(publicKey).update(message).update(signature).digest('base64');
+    // One-shot (no Hash object a verification: native objects are freed in collections' pauses).
+    const key = hash('sha256', Buffer.concat([lengths, publicKey, message, signature]), 'base64');
     if (accepted.get(key)) return true;
     const ok = verify(publicKey, message, signature);
     if (ok) accepted.set(key, true);
