@@ -46,6 +46,7 @@ import { routeLibsignalConsole } from './libsignal-console.js';
 import { installAppStateSlices } from './app-state-slices.js';
 import { installBaileysHmac } from './app-state-hmac.js';
 import { installBaileysAes } from './baileys-aes.js';
+import { installRandomPool } from '../../domain/random-pool.js';
 import { installLeanHistoryDecode } from './history-decode.js';
 import type { CreatedGroup, GroupSettings, ParticipantResult } from '../account-types.js';
 import type { GroupAction, PresenceState } from '../../schemas/account-events.js';
@@ -64,6 +65,8 @@ installAppStateSlices();
 installBaileysHmac();
 // Baileys' AES (CBC: one an app-state mutation; GCM: one a Noise frame) without a native object each (baileys-aes.ts, patches/).
 installBaileysAes();
+// Small random byte strings (Baileys: five to six a message sent) from a pool, not a native job each (random-pool.ts).
+installRandomPool();
 // History syncs decoded without their messages' content, which the gateway drops (history-decode.ts, patches/).
 installLeanHistoryDecode();
 // Pairing (and every group send) signs on the main thread: the same signatures, ~11 times faster (curve-sign.ts).
