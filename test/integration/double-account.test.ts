@@ -10,7 +10,8 @@
  * a push name known only from the history sync still names its contact, now that history sets skip
  * most of Baileys' event buffer, and history syncs are decoded without their messages' content
  * (src/connection/baileys/history-decode.ts: the LID mapping and push names below come through it),
- * and app-state mutations decrypted without a Decipher object each (src/domain/aes-cbc.ts).
+ * app-state mutations decrypted without a Decipher object each (src/domain/aes-cbc.ts), and every
+ * Noise frame sealed and opened without a Cipher object each (src/domain/aes-gcm.ts).
  *
  * Media (voice notes, stickers, video notes, media status posts, re-upload) needs the media host's
  * CA at process start: test/e2e/double-account-media.test.ts, with the built daemon.
@@ -23,7 +24,7 @@ import { PUSH_NAME_ONLY, type AccountDataSpec } from '../protocol-double/account
 import { randomPng } from '../protocol-double/fixtures.js';
 import { waitFor, type ApiResponse } from '../helpers/daemon.js';
 import { BAILEYS_HISTORY_DECODE_KEY } from '../../src/connection/baileys/history-decode.js';
-import { BAILEYS_AES_CBC_KEY } from '../../src/connection/baileys/baileys-aes.js';
+import { BAILEYS_AES_CBC_KEY, BAILEYS_AES_GCM_DECRYPT_KEY, BAILEYS_AES_GCM_ENCRYPT_KEY } from '../../src/connection/baileys/baileys-aes.js';
 import { setWebhook, startReceiver, type Receiver } from '../helpers/receiver.js';
 
 // Baileys never clears the timers of queries pending when a socket ends (60 s by default).
@@ -41,6 +42,8 @@ let personal: { id: string; key: string };
 /** History syncs Baileys decoded through the gateway's lean decoder (counted around the installed one). */
 let leanDecodes = 0;
 let appStateDecrypts = 0;
+let framesSealed = 0;
+let framesOpened = 0;
 
 type Event = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- asserted field by field
 
@@ -74,6 +77,12 @@ test.before(async () => {
   // And Baileys' AES-CBC decryptions (app-state mutations), object-free (src/connection/baileys/baileys-aes.ts).
   const decrypt = g[BAILEYS_AES_CBC_KEY] as (data: Uint8Array, key: Uint8Array, iv: Uint8Array) => Buffer;
   g[BAILEYS_AES_CBC_KEY] = (data: Uint8Array, key: Uint8Array, iv: Uint8Array) => (appStateDecrypts++, decrypt(data, key, iv));
+  // And the Noise transport's frames (AES-GCM, src/domain/aes-gcm.ts): every test below runs through them.
+  type Gcm = (data: Uint8Array, key: Uint8Array, iv: Uint8Array, aad: Uint8Array) => Buffer;
+  const seal = g[BAILEYS_AES_GCM_ENCRYPT_KEY] as Gcm;
+  const open = g[BAILEYS_AES_GCM_DECRYPT_KEY] as Gcm;
+  g[BAILEYS_AES_GCM_ENCRYPT_KEY] = ((...a) => (framesSealed++, seal(...a))) as Gcm;
+  g[BAILEYS_AES_GCM_DECRYPT_KEY] = ((...a) => (framesOpened++, open(...a))) as Gcm;
   biz = await pair({ phone: BUSINESS_PHONE, platform: 'smba' });
   await setWebhook(h.d, biz, receiver.url, { events: null });
   personal = await pair({ phone: PERSONAL_PHONE, accountData: 'empty' });
@@ -141,6 +150,8 @@ test.serial('contacts: the LID <-> phone lookup (mapping, usync), name (address 
   // Ana's name (a contact action of the app state, renamed by a later patch) was decrypted by the
   // gateway's AES-CBC, as was every other mutation of the account's first app-state sync.
   t.true(appStateDecrypts >= 2, `${appStateDecrypts} app-state mutations decrypted`);
+  // Both accounts' Noise frames, each way, went through the gateway's GCM.
+  t.true(framesSealed >= 20 && framesOpened >= 20, `${framesSealed} frames sealed, ${framesOpened} opened`);
   // A LID whose number WhatsApp never gave (a hidden number): no phone.
   const dana = await h.double.contact('+15550000204', { addressing: 'lid', alt: false });
   t.deepEqual((await api(biz, 'GET', `/contacts/${dana.lid}`)).body, { success: true, instanceId: biz.id, chatId: dana.lid, lid: dana.lid, exists: true });
