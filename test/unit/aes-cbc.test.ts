@@ -1,6 +1,6 @@
 import test from 'ava';
-import { syncBuiltinESMExports } from 'node:module';
-import nodeCrypto, { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { countingNodeCrypto } from '../helpers/count-node-crypto.js';
 import { aesDecrypt, aesDecryptWithIV } from '@whiskeysockets/baileys';
 import { aes256CbcDecrypt } from '../../src/domain/aes-cbc.js';
 import { BAILEYS_AES_CBC_KEY, installBaileysAes } from '../../src/connection/baileys/baileys-aes.js';
@@ -22,20 +22,7 @@ const nodeDecrypt = (data: Uint8Array, key: Uint8Array, iv: Uint8Array) => {
   return Buffer.concat([d.update(data), d.final()]);
 };
 
-/** Counts createDecipheriv calls made through node:crypto's exports (Baileys imports it by name) while `fn` runs. */
-function countingDeciphers(fn: () => void): number {
-  const { createDecipheriv: original } = nodeCrypto;
-  let made = 0;
-  nodeCrypto.createDecipheriv = ((...a: Parameters<typeof original>) => (made++, original(...a))) as typeof original;
-  syncBuiltinESMExports();
-  try {
-    fn();
-  } finally {
-    nodeCrypto.createDecipheriv = original;
-    syncBuiltinESMExports();
-  }
-  return made;
-}
+const countingDeciphers = (fn: () => void): number => countingNodeCrypto(['createDecipheriv'], fn);
 
 test.serial('the plaintext of every length from 0 to 100 bytes and of 4 KiB, keys interleaved past the kept ones', (t) => {
   // 100 keys used in turn: more than the decipher keeps, so some are made again, others reused.

@@ -1,6 +1,6 @@
 import test from 'ava';
-import { syncBuiltinESMExports } from 'node:module';
-import nodeCrypto, { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { countingNodeCrypto } from '../helpers/count-node-crypto.js';
 import { aesDecryptGCM, aesEncryptGCM } from '@whiskeysockets/baileys';
 import { aes256GcmDecrypt, aes256GcmEncrypt } from '../../src/domain/aes-gcm.js';
 import { BAILEYS_AES_GCM_DECRYPT_KEY, BAILEYS_AES_GCM_ENCRYPT_KEY, installBaileysAes } from '../../src/connection/baileys/baileys-aes.js';
@@ -26,21 +26,7 @@ const nodeOpen = (sealed: Uint8Array, key: Uint8Array, iv: Uint8Array, aad: Uint
   return Buffer.concat([d.update(sealed.subarray(0, sealed.length - 16)), d.final()]);
 };
 
-function countingCiphers(fn: () => void): number {
-  const { createCipheriv: c, createDecipheriv: d } = nodeCrypto;
-  let made = 0;
-  nodeCrypto.createCipheriv = ((...a: Parameters<typeof c>) => (made++, c(...a))) as typeof c;
-  nodeCrypto.createDecipheriv = ((...a: Parameters<typeof d>) => (made++, d(...a))) as typeof d;
-  syncBuiltinESMExports();
-  try {
-    fn();
-  } finally {
-    nodeCrypto.createCipheriv = c;
-    nodeCrypto.createDecipheriv = d;
-    syncBuiltinESMExports();
-  }
-  return made;
-}
+const countingCiphers = (fn: () => void): number => countingNodeCrypto(['createCipheriv', 'createDecipheriv'], fn);
 
 test.serial("Node's ciphertext and tag for plaintexts of 0 to 100 bytes, 1 KiB either side (ours up to 1 KiB, Node's past it), 4 KiB and 64 KiB + 3, with additional data of 0 to 48 bytes", (t) => {
   const lengths = [...Array.from({ length: 101 }, (_, i) => i), 1023, 1024, 1025, 4096, 65539];

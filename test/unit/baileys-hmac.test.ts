@@ -1,8 +1,8 @@
 import test from 'ava';
-import { syncBuiltinESMExports } from 'node:module';
 import nodeCrypto, { randomBytes } from 'node:crypto';
 import { hmacSign } from '@whiskeysockets/baileys';
 import { hmac } from '../../src/domain/hmac.js';
+import { countingNodeCrypto } from '../helpers/count-node-crypto.js';
 import { BAILEYS_HMAC_KEY, installBaileysHmac } from '../../src/connection/baileys/app-state-hmac.js';
 
 // Issue 26 item 3 (no stall while phones pair): Baileys' HMACs (two an app-state mutation) without a
@@ -12,20 +12,7 @@ import { BAILEYS_HMAC_KEY, installBaileysHmac } from '../../src/connection/baile
 // through it still verifies every MAC and reaches the double's LT hash is proven by
 // test/unit/baileys-app-state-slices.test.ts. Serial: the createHmac counter is process-wide.
 
-/** Counts createHmac calls made through node:crypto's exports (Baileys imports it by name) while `fn` runs. */
-function countingHmacs(fn: () => void): number {
-  const { createHmac } = nodeCrypto;
-  let made = 0;
-  nodeCrypto.createHmac = (...a: Parameters<typeof createHmac>) => (made++, createHmac(...a));
-  syncBuiltinESMExports();
-  try {
-    fn();
-  } finally {
-    nodeCrypto.createHmac = createHmac;
-    syncBuiltinESMExports();
-  }
-  return made;
-}
+const countingHmacs = (fn: () => void): number => countingNodeCrypto(['createHmac'], fn);
 
 test.serial('HMAC-SHA256 and HMAC-SHA512 from two hashes equal createHmac for keys shorter than, as long as and longer than a block', (t) => {
   for (const algorithm of ['sha256', 'sha512']) {

@@ -1,42 +1,20 @@
 import test from 'ava';
-import { createRequire, syncBuiltinESMExports } from 'node:module';
+import { createRequire } from 'node:module';
 import nodeCrypto, { randomBytes } from 'node:crypto';
-import { hmacSha256, installObjectFreeCrypto } from '../../src/connection/baileys/libsignal-crypto.js';
+import { hmacSha256, installObjectFreeCrypto, type LibsignalCrypto as Replaced } from '../../src/connection/baileys/libsignal-crypto.js';
+import { countingNodeCrypto } from '../helpers/count-node-crypto.js';
 
 // Issue 26 item 3 (no stall while phones pair): libsignal's MACs and decryption without a native
 // Hmac, Hash or Decipher object per call (each one a weak-handle callback in a collection's pause).
 // The rule: the same bytes as libsignal's own functions for every input, the same refusals, and no
 // Hmac, Hash or Decipher object made once installed. Tests in this file run serially: the createHmac counter is process-wide.
 
-interface LibsignalCrypto {
-  calculateMAC(key: Buffer, data: Buffer): Buffer;
-  deriveSecrets(input: Buffer, salt: Buffer, info: Buffer, chunks?: number): Buffer[];
-  verifyMAC(data: Buffer, key: Buffer, mac: Buffer, length: number): void;
-  hash(data: Buffer): Buffer;
-  decrypt(key: Buffer, data: Buffer, iv: Buffer): Buffer;
-  encrypt(key: Buffer, data: Buffer, iv: Buffer): Buffer;
-}
+/** What libsignal's crypto module offers: what the gateway replaces, and its encrypt (the tests' encoder). */
+type LibsignalCrypto = Replaced & { encrypt(key: Buffer, data: Buffer, iv: Buffer): Buffer };
 const module = createRequire(import.meta.resolve('@whiskeysockets/baileys'))('libsignal/src/crypto.js') as LibsignalCrypto;
 const original: LibsignalCrypto = { calculateMAC: module.calculateMAC, deriveSecrets: module.deriveSecrets, verifyMAC: module.verifyMAC, hash: module.hash, decrypt: module.decrypt, encrypt: module.encrypt };
 
-/** Counts createHmac, createHash and createDecipheriv calls made through the node:crypto module object (libsignal's way) while `fn` runs. */
-function countingObjects(fn: () => void): number {
-  const { createHmac, createHash, createDecipheriv } = nodeCrypto;
-  let made = 0;
-  Object.assign(nodeCrypto, {
-    createHmac: (...a: Parameters<typeof createHmac>) => (made++, createHmac(...a)),
-    createHash: (...a: Parameters<typeof createHash>) => (made++, createHash(...a)),
-    createDecipheriv: (...a: Parameters<typeof createDecipheriv>) => (made++, createDecipheriv(...a)),
-  });
-  syncBuiltinESMExports();
-  try {
-    fn();
-  } finally {
-    Object.assign(nodeCrypto, { createHmac, createHash, createDecipheriv });
-    syncBuiltinESMExports();
-  }
-  return made;
-}
+const countingObjects = (fn: () => void): number => countingNodeCrypto(['createHmac', 'createHash', 'createDecipheriv'], fn);
 
 test.serial('HMAC-SHA256 from two hashes equals createHmac for keys shorter than, as long as and longer than a block', (t) => {
   for (const keyLength of [0, 1, 32, 63, 64, 65, 100, 200]) {

@@ -4,7 +4,7 @@ import { hmac } from '../../domain/hmac.js';
 import { aes256CbcDecrypt } from '../../domain/aes-cbc.js';
 
 /** The functions of libsignal's `src/crypto.js` replaced here (its session builder and cipher read them from that object at each call). */
-interface LibsignalCrypto {
+export interface LibsignalCrypto {
   calculateMAC(key: Buffer, data: Buffer): Buffer;
   deriveSecrets(input: Buffer, salt: Buffer, info: Buffer, chunks?: number): Buffer[];
   verifyMAC(data: Buffer, key: Buffer, mac: Buffer, length: number): void;
