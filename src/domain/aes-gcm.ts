@@ -20,10 +20,11 @@ import { createCipheriv, createDecipheriv, timingSafeEqual, type Cipher } from '
  * written here, checked against Node's GCM on random inputs by test/unit/aes-gcm.test.ts. Tags are
  * compared in constant time.
  *
- * Messages over 1 KiB go to Node's GCM too: GHASH in JavaScript costs ~0.35 µs a block, so a frame of
- * 100 bytes takes 4 to 7 µs either way, but 1 KiB 20 to 32 against 5 µs and 64 KiB 1.4 to 2.1 ms
- * against 35 to 81 µs (Node 20, this machine). Nearly every frame is small (a message, a receipt,
- * an IQ); the few large ones keep their native object.
+ * Messages over 1 KiB go to Node's GCM too: GHASH in JavaScript costs ~0.3 µs a block, so 100 bytes
+ * take 6.2 to 8.3 µs (open, seal) against Node's 5.7, but 1 KiB 20 to 31 against 5.9 µs and 64 KiB
+ * would take 2.0 ms against 89 µs (`node --import=tsx bench/aes-gcm.ts`, Node 20, this machine).
+ * Nearly every frame is small (a message, a receipt, an IQ); the few large ones keep their native
+ * object.
  */
 const LARGEST = 1024;
 
