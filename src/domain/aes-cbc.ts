@@ -1,26 +1,25 @@
 import { createDecipheriv, type Decipher } from 'node:crypto';
+import { BoundedMap } from './bounded-map.js';
 
 const BLOCK = 16;
 /** Keys whose block decipher is kept (least recently used goes first). */
 const KEPT_KEYS = 64;
 
-const blockDeciphers = new Map<string, Decipher>();
+const blockDeciphers = new BoundedMap<string, Decipher>(KEPT_KEYS);
+
+const keyId = (key: Uint8Array): string => Buffer.from(key.buffer, key.byteOffset, key.byteLength).toString('latin1');
 
 /**
  * An AES-256 block decipher for `key` (ECB, no padding), kept for the next call with the same key.
  * ECB carries nothing from one block to the next, so a decipher fed whole blocks only (never
  * `final()`) deciphers any number of messages in turn.
  */
-function blockDecipher(key: Uint8Array): Decipher {
-  const id = Buffer.from(key.buffer, key.byteOffset, key.byteLength).toString('latin1');
+function blockDecipher(id: string, key: Uint8Array): Decipher {
   let decipher = blockDeciphers.get(id);
-  if (decipher) {
-    blockDeciphers.delete(id);
-  } else {
+  if (!decipher) {
     decipher = createDecipheriv('aes-256-ecb', key, null).setAutoPadding(false);
-    if (blockDeciphers.size >= KEPT_KEYS) blockDeciphers.delete(blockDeciphers.keys().next().value!);
+    blockDeciphers.set(id, decipher);
   }
-  blockDeciphers.set(id, decipher);
   return decipher;
 }
 
@@ -43,11 +42,11 @@ export function aes256CbcDecrypt(data: Uint8Array, key: Uint8Array, iv: Uint8Arr
   if (iv.byteLength !== BLOCK) throw new RangeError('Invalid initialization vector');
   // A partial block would stay inside the kept decipher and corrupt the next message: refused first.
   if (data.byteLength === 0 || data.byteLength % BLOCK !== 0) throw new Error('wrong final block length');
-  const decipher = blockDecipher(key);
-  const out = decipher.update(data);
+  const id = keyId(key);
+  const out = blockDecipher(id, key).update(data);
   if (out.byteLength !== data.byteLength) {
     // Not expected from OpenSSL; if it ever happens, that decipher is not trusted again.
-    blockDeciphers.delete(Buffer.from(key.buffer, key.byteOffset, key.byteLength).toString('latin1'));
+    blockDeciphers.delete(id);
     throw new Error('bad decrypt');
   }
   for (let i = 0; i < BLOCK; i++) out[i]! ^= iv[i]!;

@@ -22,7 +22,7 @@ import { cdnDispatcher } from '../protocol-double/cdn.mjs';
 import { memoryKeys } from '../protocol-double/keys.js';
 import { waitFor } from '../helpers/daemon.js';
 import { boundedSignalRepository } from '../../src/connection/baileys/lid-mapping-cache.js';
-import { BoundedMap } from '../../src/connection/baileys/lru.js';
+import { BoundedMap } from '../../src/domain/bounded-map.js';
 
 // A realistic account (accountData: 'realistic') through bare Baileys: the phone's app-state key
 // share, history syncs of 200 chats / 2,000 messages (inline bootstrap, RECENT and PUSH_NAME as

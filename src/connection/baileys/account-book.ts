@@ -1,6 +1,6 @@
 import { isLidUser, isPnUser, jidNormalizedUser, type Contact, type WAMessageKey } from '@whiskeysockets/baileys';
 import type { LabelInfo, LabelUpdate } from '../contacts-types.js';
-import { BoundedMap } from './lru.js';
+import { BoundedMap } from '../../domain/bounded-map.js';
 import { ColdValue } from './cold-value.js';
 
 /**

@@ -6,7 +6,7 @@ import type { ConnectionHooks } from '../types.js';
 import { callEvent, groupEvents, presenceEvent, removesMember } from './account-events.js';
 import * as groups from './groups.js';
 import type { InboundQueue } from './inbound.js';
-import { BoundedMap } from './lru.js';
+import { BoundedMap } from '../../domain/bounded-map.js';
 import type { LidResolver } from './mapping.js';
 import type { SocketLike } from './options.js';
 import { decryptVote, pollKeyOf, votedPoll } from './polls.js';

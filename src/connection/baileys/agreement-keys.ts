@@ -1,7 +1,7 @@
 import { diffieHellman, type KeyObject } from 'node:crypto';
 import { Curve } from '@whiskeysockets/baileys';
 import { requireFromBaileys } from './from-baileys.js';
-import { BoundedMap } from './lru.js';
+import { BoundedMap } from '../../domain/bounded-map.js';
 import { x25519PrivateKey, x25519PublicKey } from './raw-keys.js';
 
 /** The function of libsignal's `src/curve.js` replaced here. */

@@ -12,7 +12,7 @@ import { AccountBook } from './account-book.js';
 import { BaileysContacts } from './contacts.js';
 import { attachAccountEvents } from './contacts-events.js';
 import { makeSignalRepository } from './lid-mapping-cache.js';
-import { BoundedMap } from './lru.js';
+import { BoundedMap } from '../../domain/bounded-map.js';
 import { socketCaches } from './ttl-cache.js';
 import { downloadReceivedMedia } from './media-download.js';
 import { AuthStateCorruptError, type AuthStore } from './auth-state.js';

@@ -1,5 +1,5 @@
 import { DEFAULT_CONNECTION_CONFIG, type SocketConfig } from '@whiskeysockets/baileys';
-import { BoundedMap } from './lru.js';
+import { BoundedMap } from '../../domain/bounded-map.js';
 
 /**
  * LID <-> phone-number entries each session keeps in this cache (a pair is two entries): those of

@@ -19,7 +19,7 @@ import type { InboundMessage } from '../../schemas/events.js';
 import { vcardName, vcardPhone } from '../../domain/vcard.js';
 import type { InboundMedia, InboundMediaKind, MessageUpdate } from '../types.js';
 import type { InboundExtra } from '../../storage/ports/messages.js';
-import { BoundedMap } from './lru.js';
+import { BoundedMap } from '../../domain/bounded-map.js';
 
 /** The part of Baileys' LID mapping store the mapper needs (local lookup, no network). */
 export interface LidResolver {

@@ -1,5 +1,5 @@
 import { verify, type KeyObject } from 'node:crypto';
-import { BoundedMap } from './lru.js';
+import { BoundedMap } from '../../domain/bounded-map.js';
 import { ed25519PublicKey } from './raw-keys.js';
 import { libsignalCurveJs } from './libsignal-curve-js.js';
 

@@ -1,5 +1,5 @@
 import type { proto, WAMessageKey } from '@whiskeysockets/baileys';
-import { BoundedMap } from './lru.js';
+import { BoundedMap } from '../../domain/bounded-map.js';
 
 /**
  * Messages this instance sent recently, by message id. Baileys asks for them through

@@ -1,5 +1,5 @@
 import { hash } from 'node:crypto';
-import { BoundedMap } from './lru.js';
+import { BoundedMap } from '../../domain/bounded-map.js';
 
 /** A signature check: Baileys' `Curve.verify` shape (key, signed bytes, signature). */
 export type VerifySignature = (publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array) => boolean;
