@@ -22,7 +22,7 @@ import { rm } from 'node:fs/promises';
 const outdir = 'dist/bundle';
 await rm(outdir, { recursive: true, force: true });
 await build({
-  entryPoints: { index: 'src/cli/index.ts', 'regex-worker': 'src/flows/regex-worker.ts', 'key-pair-worker': 'src/connection/baileys/key-pair-worker.ts' },
+  entryPoints: { index: 'src/cli/index.ts', 'regex-worker': 'src/flows/regex-worker.ts', 'key-pair-worker': 'src/connection/baileys/key-pair-worker.ts', 'session-worker': 'src/connection/threads/session-worker.ts' },
   outdir,
   bundle: true,
   splitting: true,

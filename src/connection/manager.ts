@@ -209,5 +209,8 @@ export class ConnectionManager {
     this.stopped = true;
     await Promise.allSettled([...this.opening.values()]);
     await Promise.allSettled([...this.entries.values()].map((e) => e.connection.stop()));
+    // Then what the WhatsApp factory runs besides them (its session threads).
+    const factory = await this.whatsapp?.catch(() => null);
+    await factory?.close?.().catch((err: unknown) => this.options.logger.warn({ err }, 'the WhatsApp connections did not close cleanly'));
   }
 }

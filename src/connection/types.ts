@@ -233,7 +233,11 @@ export interface Connection extends GroupCapabilities, CallCapabilities, Presenc
   group(chatId: string): Promise<GroupInfo | null>;
 }
 
-export type ConnectionFactory = (record: InstanceRecord, hooks: ConnectionHooks) => Connection;
+export interface ConnectionFactory {
+  (record: InstanceRecord, hooks: ConnectionHooks): Connection;
+  /** Ends what the factory runs besides its connections (session threads), once every connection has stopped. */
+  close?: () => Promise<void>;
+}
 
 /**
  * A free action on an instance's live connection (reaction, edit, delete, read mark, presence, a

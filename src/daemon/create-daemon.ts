@@ -68,6 +68,8 @@ export interface DaemonParts {
   timers?: Timers;
   /** Real WhatsApp connections; default Baileys, loaded on first use. */
   whatsapp?: (options: BaileysOptions) => ConnectionFactory;
+  /** Modules each session thread imports before Baileys (`baileys.sessionThreads` > 0; tests: the protocol double's certificate). */
+  sessionThreadPreloads?: readonly string[];
   webhooks?: WebhookSeams;
   /** prom-client's process metrics (off in tests that count series). */
   defaultMetrics?: boolean;
@@ -149,6 +151,12 @@ export async function createDaemon(parts: DaemonParts): Promise<Daemon> {
         },
       };
       if (parts.whatsapp) return parts.whatsapp(options);
+      // The daemon's sessions on threads of their own (connection/threads/); the CLI's one-off pairing stays on its own thread.
+      const threads = mode === 'daemon' ? config.baileys.sessionThreads : 0;
+      if (threads > 0) {
+        const { createThreadedConnectionFactory } = await import('../connection/threads/session-threads.js');
+        return createThreadedConnectionFactory(options, { threads, ...(parts.sessionThreadPreloads ? { preloads: parts.sessionThreadPreloads } : {}) });
+      }
       const { createBaileysConnectionFactory } = await import('../connection/baileys/connection.js');
       return createBaileysConnectionFactory(options);
     },

@@ -74,6 +74,8 @@ export interface TestDaemonOptions {
   webhooks?: DaemonOptions['webhooks'];
   /** Replaces Baileys for WhatsApp instances. */
   whatsapp?: DaemonOptions['whatsapp'];
+  /** Modules each session thread imports first (with `baileys.sessionThreads` > 0). */
+  sessionThreadPreloads?: DaemonOptions['sessionThreadPreloads'];
   defaultMetrics?: boolean;
   dataDir?: string;
   /** The daemon's logger (default: silent, or TEST_LOG_LEVEL). */
@@ -130,6 +132,7 @@ export async function startTestDaemon(options: TestDaemonOptions = {}): Promise<
     ...(options.timers ? { timers: options.timers } : {}),
     ...(options.webhooks ? { webhooks: options.webhooks } : {}),
     ...(options.whatsapp ? { whatsapp: options.whatsapp } : {}),
+    ...(options.sessionThreadPreloads ? { sessionThreadPreloads: options.sessionThreadPreloads } : {}),
   });
   const url = `http://127.0.0.1:${daemon.port}`;
   const req = (method: string, path: string, o?: RequestOptions) => request(url, method, path, o);

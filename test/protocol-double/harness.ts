@@ -7,6 +7,9 @@ import type { DaemonOptions } from '../../src/daemon/boot.js';
 import { prepareDataDir, startTestDaemon, tempDir, waitFor, type ApiResponse, type ConfigPatch, type TestDaemon } from '../helpers/daemon.js';
 import { ProtocolDouble, type ProtocolDoubleOptions } from './server.js';
 
+/** preload.ts, for session threads (a thread has its own Baileys to patch). */
+const PRELOAD_URL = new URL('./preload.ts', import.meta.url).href;
+
 /**
  * A real in-process daemon whose non-sandbox instances use real Baileys sockets pointed at a
  * protocol double; restartable on the same data dir.
@@ -33,13 +36,20 @@ export interface DoubleDaemon {
 /** Config that makes reconnect backoff short enough for tests (it never goes below half a step). */
 export const FAST_BAILEYS: NonNullable<ConfigPatch['baileys']> = { reconnectBaseMs: 50, reconnectMaxMs: 200, maxReconnectAttempts: 10 };
 
-export async function startDoubleDaemon(options: { double?: ProtocolDoubleOptions; config?: ConfigPatch } = {}): Promise<DoubleDaemon> {
+/**
+ * `threads`: the daemon runs its sessions on that many session threads (`baileys.sessionThreads`),
+ * each importing preload.ts first; absent, on the daemon's own thread as before.
+ */
+export async function startDoubleDaemon(given: { double?: ProtocolDoubleOptions; config?: ConfigPatch; threads?: number } = {}): Promise<DoubleDaemon> {
+  // DOUBLE_SESSION_THREADS=N runs every double daemon's sessions on N threads (to try a suite that way).
+  const fromEnv = Number(process.env.DOUBLE_SESSION_THREADS ?? 0);
+  const options = { ...given, ...(given.threads === undefined && fromEnv > 0 ? { threads: fromEnv } : {}) };
   const double = await ProtocolDouble.start(options.double);
   const dataDir = await tempDir('gw-double-');
   const secret = await prepareDataDir(dataDir, {
     webhooks: { allowPrivateTargets: true },
     ...options.config,
-    baileys: { ...FAST_BAILEYS, logLevel: 'silent', ...options.config?.baileys, webSocketUrl: double.url },
+    baileys: { ...FAST_BAILEYS, logLevel: 'silent', ...options.config?.baileys, webSocketUrl: double.url, ...(options.threads ? { sessionThreads: options.threads } : {}) },
   });
   const observed = new Map<string, ConnectionObservation[]>();
   // The daemon's own logger is silent in tests; PROTOCOL_DOUBLE_DEBUG=1 shows Baileys' too.
@@ -47,7 +57,7 @@ export async function startDoubleDaemon(options: { double?: ProtocolDoubleOption
   const factory: DaemonOptions['whatsapp'] = (options) =>
     createBaileysConnectionFactory(debug ? { ...options, logger: pino({ level: 'debug' }), settings: { ...options.settings, logLevel: 'debug' } } : options);
   const start = async (): Promise<TestDaemon> => {
-    const d = await startTestDaemon({ dataDir, whatsapp: factory });
+    const d = await startTestDaemon({ dataDir, ...(options.threads ? { sessionThreadPreloads: [PRELOAD_URL] } : { whatsapp: factory }) });
     for (const id of observed.keys()) follow(d, id);
     return d;
   };

@@ -504,7 +504,7 @@ export class BaileysConnection implements Connection {
         this.holdLoginPlace(release);
       }
       // The instance's settings as they are now: a changed proxy applies from this connect on.
-      const settings: ConnectSettings = this.options.connectSettings?.(this.instanceId) ?? { proxy: null, syncFullHistory: false, alwaysOnline: false };
+      const settings: ConnectSettings = (await this.options.connectSettings?.(this.instanceId)) ?? { proxy: null, syncFullHistory: false, alwaysOnline: false };
       const route = settings.proxy === null ? null : await proxyRoute(settings.proxy);
       // Whoever moved the generation on (a stop, a newer connect) dealt with the login place.
       if (gen !== this.generation) return;

@@ -6,8 +6,8 @@ import type { GatewayConfig } from '../../config/schema.js';
 import type { LoginGate } from './login-gate.js';
 import type { KeepaliveClock } from './keepalive-clock.js';
 
-/** `baileys.*` in config.json (the schema documents each key); maxConcurrentLogins defaults as in the schema when absent. */
-export type BaileysSettings = Omit<GatewayConfig['baileys'], 'maxConcurrentLogins'> & Partial<Pick<GatewayConfig['baileys'], 'maxConcurrentLogins'>>;
+/** `baileys.*` in config.json (the schema documents each key); maxConcurrentLogins and sessionThreads default as in the schema when absent. */
+export type BaileysSettings = Omit<GatewayConfig['baileys'], 'maxConcurrentLogins' | 'sessionThreads'> & Partial<Pick<GatewayConfig['baileys'], 'maxConcurrentLogins' | 'sessionThreads'>>;
 
 /**
  * The part of a Baileys socket the gateway touches, picked from Baileys' own types so an upgrade
@@ -88,15 +88,18 @@ export interface BaileysOptions {
   authDebounceMs?: number;
   /** How long requestPairingCode waits for WhatsApp to offer pairing (default 60 s). */
   pairingTimeoutMs?: number;
-  /** Shared by every connection of a daemon: logins in flight at once (the factory makes one). */
-  loginGate?: LoginGate;
+  /**
+   * Shared by every connection of a daemon: logins in flight at once (the factory makes one; in a
+   * session thread, the daemon's, asked across threads: connection/threads/).
+   */
+  loginGate?: Pick<LoginGate, 'acquire'>;
   /** Shared by every connection of a daemon: the ticks their keepalives ride on (the factory makes one). */
   keepalive?: KeepaliveClock;
   /**
    * The instance's settings that shape its socket, read at every connect: `proxy` (null: direct),
    * `syncFullHistory` and `alwaysOnline`. Absent: direct, no full history, offline at connect.
    */
-  connectSettings?: (instanceId: string) => ConnectSettings;
+  connectSettings?: (instanceId: string) => ConnectSettings | Promise<ConnectSettings>;
   /**
    * The lease epoch this node holds for an instance (several nodes on PostgreSQL), read when its
    * connection is made: the connection's auth writes carry it (src/connection/lease-epoch.ts).
