@@ -292,13 +292,61 @@ export class Inspector {
     });
   }
 
-  /** process.memoryUsage() of the inspected process after a full GC (twice: weak callbacks run in between). */
+  /**
+   * process.memoryUsage() of the inspected process after a full GC (twice: weak callbacks run in
+   * between), with the heaps of its worker threads (session threads, `baileys.sessionThreads`)
+   * collected the same way and added to `heapUsed`, `heapTotal` and `external`.
+   */
   async memoryAfterGc(): Promise<{ rss: number; heapTotal: number; heapUsed: number; external: number; arrayBuffers: number }> {
-    await this.send('HeapProfiler.collectGarbage');
+    const workers = await this.workerSessions();
+    const targets: Array<(method: string, params?: Record<string, unknown>) => Promise<any>> = [(m, p) => this.send(m, p), ...workers.map((w) => (m: string, p?: Record<string, unknown>) => this.sendToWorker(w, m, p))]; // eslint-disable-line @typescript-eslint/no-explicit-any -- CDP results
+    await Promise.all(targets.map((t) => t('HeapProfiler.collectGarbage')));
     await new Promise((r) => setTimeout(r, 200));
-    await this.send('HeapProfiler.collectGarbage');
-    const r = await this.send<{ result: { value: string } }>('Runtime.evaluate', { expression: 'JSON.stringify(process.memoryUsage())', returnByValue: true });
-    return JSON.parse(r.result.value);
+    await Promise.all(targets.map((t) => t('HeapProfiler.collectGarbage')));
+    const all = await Promise.all(
+      targets.map(async (t) => {
+        const r = await t('Runtime.evaluate', { expression: 'JSON.stringify(process.memoryUsage())', returnByValue: true });
+        return JSON.parse(r.result.value) as { rss: number; heapTotal: number; heapUsed: number; external: number; arrayBuffers: number };
+      }),
+    );
+    const main = all[0]!;
+    for (const w of all.slice(1)) {
+      main.heapUsed += w.heapUsed;
+      main.heapTotal += w.heapTotal;
+      main.external += w.external;
+    }
+    return main;
+  }
+
+  private workerIds: Set<string> | null = null;
+
+  /** The inspector sessions of the process's worker threads (NodeWorker domain), attached on first use. */
+  private async workerSessions(): Promise<string[]> {
+    if (!this.workerIds) {
+      const ids = new Set<string>();
+      this.workerIds = ids;
+      this.listeners.set('NodeWorker.attachedToWorker', (p: { sessionId: string }) => ids.add(p.sessionId));
+      this.listeners.set('NodeWorker.detachedFromWorker', (p: { sessionId: string }) => ids.delete(p.sessionId));
+      this.listeners.set('NodeWorker.receivedMessageFromWorker', (p: { message: string }) => {
+        const msg = JSON.parse(p.message) as { id?: number; result?: unknown; error?: { message: string } };
+        if (msg.id === undefined) return;
+        const waiting = this.pending.get(msg.id);
+        this.pending.delete(msg.id);
+        if (msg.error) waiting?.reject(new Error(msg.error.message));
+        else waiting?.resolve(msg.result);
+      });
+      await this.send('NodeWorker.enable', { waitForDebuggerOnStart: false });
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    return [...this.workerIds];
+  }
+
+  private sendToWorker<T = any>(sessionId: string, method: string, params: Record<string, unknown> = {}): Promise<T> { // eslint-disable-line @typescript-eslint/no-explicit-any -- CDP results
+    const id = this.nextId++;
+    return new Promise<T>((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      void this.send('NodeWorker.sendMessageToWorker', { sessionId, message: JSON.stringify({ id, method, params }) }).catch(reject);
+    });
   }
 
   /** Writes a .heapsnapshot of the inspected process (for DevTools' Memory tab). */

@@ -40,6 +40,7 @@
  * unpaced), BENCH_SESSIONS_PAIR_CONCURRENCY (8) at most at once.
  * BENCH_SESSIONS_ROUNDS sets the reconnect rounds, BENCH_SESSIONS_CONNECTS the daemon's
  * `baileys.maxConcurrentConnects` (connections opened at once at start-up; default 8),
+ * BENCH_SESSIONS_THREADS the daemon's `baileys.sessionThreads` (default: the config's),
  * BENCH_SESSIONS_LOGIN_AT=16,32 times the login again at each stage with each of these instead, then
  * with the configured value again (`curve_<n>_login_s_at_<c>`, `..._at_configured`),
  * BENCH_SESSIONS_SNAPSHOTS a directory for heap snapshots of the first stage (after pairing, after
@@ -175,6 +176,7 @@ export async function sessionsBench(bin: string, log: (line: string) => void, op
   // Later stages pair unpaced (setup, not measured).
   const PAIR_RATE = Number(process.env.BENCH_SESSIONS_PAIR_RATE ?? 2.5);
   const CONNECTS = process.env.BENCH_SESSIONS_CONNECTS ? Number(process.env.BENCH_SESSIONS_CONNECTS) : null;
+  const THREADS = process.env.BENCH_SESSIONS_THREADS ? Number(process.env.BENCH_SESSIONS_THREADS) : null;
   // BENCH_SESSIONS_LOGIN_AT=16,32: after each stage's figures, the login timed again with each of
   // these as baileys.maxConcurrentConnects, then with the configured value again (same run, same sessions).
   const LOGIN_AT = process.env.BENCH_SESSIONS_LOGIN_AT ? process.env.BENCH_SESSIONS_LOGIN_AT.split(',').map(Number) : [];
@@ -193,6 +195,8 @@ export async function sessionsBench(bin: string, log: (line: string) => void, op
     c.baileys.logLevel = 'warn';
     // BENCH_SESSIONS_CONNECTS: baileys.maxConcurrentConnects (start-up), to read the login time against it.
     if (CONNECTS) c.baileys.maxConcurrentConnects = CONNECTS;
+    // BENCH_SESSIONS_THREADS: baileys.sessionThreads (the sessions on threads of their own; 0: the daemon's thread).
+    if (THREADS !== null) c.baileys.sessionThreads = THREADS;
     // The pairing-lag probe sends 50/s from one instance: anti-ban pacing (400 ms apart) would
     // measure the queue, not the stall, and every instance needs credits to send at all.
     c.sending = { ...c.sending, minIntervalMs: 0, jitterMs: 0 };
@@ -406,6 +410,8 @@ export async function sessionsBench(bin: string, log: (line: string) => void, op
         await patchConfig(dataDir, (c) => {
           if (connects === 'configured') {
             if (CONNECTS) c.baileys.maxConcurrentConnects = CONNECTS;
+    // BENCH_SESSIONS_THREADS: baileys.sessionThreads (the sessions on threads of their own; 0: the daemon's thread).
+    if (THREADS !== null) c.baileys.sessionThreads = THREADS;
             else delete c.baileys.maxConcurrentConnects;
           } else c.baileys.maxConcurrentConnects = connects;
         });

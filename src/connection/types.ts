@@ -237,6 +237,17 @@ export interface ConnectionFactory {
   (record: InstanceRecord, hooks: ConnectionHooks): Connection;
   /** Ends what the factory runs besides its connections (session threads), once every connection has stopped. */
   close?: () => Promise<void>;
+  /** Its session threads, when it runs connections on threads (connection/threads/). */
+  threads?: () => SessionThreadStats;
+}
+
+export interface SessionThreadStats {
+  /** Threads running now. */
+  running: number;
+  /** Threads that stopped unexpectedly and were replaced, since the daemon started. */
+  replaced: number;
+  /** Connections on each thread, by thread index. */
+  connections: number[];
 }
 
 /**

@@ -56,6 +56,7 @@ import { operatorsFeature } from '../operators/feature.js';
 import { usageFeature } from '../usage/feature.js';
 import type { Core } from './core.js';
 import { stampedAuth } from '../connection/lease-epoch.js';
+import type { SessionThreadStats } from '../connection/types.js';
 
 /** What the daemon is built from; tests swap the seams. */
 export interface DaemonParts {
@@ -129,6 +130,10 @@ export async function createDaemon(parts: DaemonParts): Promise<Daemon> {
   const prometheus =
     config.metrics.mode === 'off' ? null : createGatewayMetrics({ connectionStatuses: () => [...manager.all()].map((e) => e.connection.status) }, { defaultMetrics: parts.defaultMetrics ?? true });
   const metrics = prometheus?.sink ?? noMetrics;
+  // The session threads (baileys.sessionThreads), once the WhatsApp factory is loaded: how many run, how many replaced one that stopped.
+  let sessionThreads: (() => SessionThreadStats) | null = null;
+  prometheus?.addGauge('gateway_session_threads', 'Threads the WhatsApp sessions run on (baileys.sessionThreads; 0: the daemon thread).', () => sessionThreads?.().running ?? 0);
+  prometheus?.addGauge('gateway_session_threads_replaced', 'Session threads that stopped unexpectedly and were replaced since the daemon started.', () => sessionThreads?.().replaced ?? 0);
   // The lease epoch a connection's auth writes carry (cluster mode; bound once the leases exist).
   let leaseEpoch: (id: string) => number | null = () => null;
   // Connections report to the status reporter, which reads the manager: tied through this late binding.
@@ -155,7 +160,9 @@ export async function createDaemon(parts: DaemonParts): Promise<Daemon> {
       const threads = mode === 'daemon' ? config.baileys.sessionThreads : 0;
       if (threads > 0) {
         const { createThreadedConnectionFactory } = await import('../connection/threads/session-threads.js');
-        return createThreadedConnectionFactory(options, { threads, ...(parts.sessionThreadPreloads ? { preloads: parts.sessionThreadPreloads } : {}) });
+        const factory = createThreadedConnectionFactory(options, { threads, ...(parts.sessionThreadPreloads ? { preloads: parts.sessionThreadPreloads } : {}) });
+        sessionThreads = factory.threads ?? null;
+        return factory;
       }
       const { createBaileysConnectionFactory } = await import('../connection/baileys/connection.js');
       return createBaileysConnectionFactory(options);

@@ -58,8 +58,10 @@ test.serial('stopping a connection answers its pending queries at once instead o
   t.true(Date.now() - started < 10_000);
 });
 
-test.serial('logins are staggered: at most baileys.maxConcurrentLogins in flight after a restart and after the network drops', async (t) => {
-  const h = await startDoubleDaemon({ config: { baileys: { maxConcurrentLogins: 2 } } });
+// With session threads too: the login gate is the daemon's, and each thread asks it across the port.
+for (const threads of [0, 2]) {
+test.serial(`logins are staggered: at most baileys.maxConcurrentLogins in flight after a restart and after the network drops${threads ? `, sessions on ${threads} threads` : ''}`, async (t) => {
+  const h = await startDoubleDaemon({ config: { baileys: { maxConcurrentLogins: 2 } }, threads });
   t.teardown(() => h.close());
   const instances: Array<{ id: string; key: string }> = [];
   for (let i = 0; i < 6; i++) {
@@ -86,3 +88,4 @@ test.serial('logins are staggered: at most baileys.maxConcurrentLogins in flight
   t.true(afterDrop >= 1);
   t.deepEqual(h.double.errors, []);
 });
+}

@@ -48,6 +48,11 @@ export interface GatewayOnDouble {
   close(): Promise<void>;
 }
 
+function threadsFromEnv(): { sessionThreads?: number } {
+  const n = Number(process.env.DOUBLE_SESSION_THREADS ?? 0);
+  return n > 0 ? { sessionThreads: n } : {};
+}
+
 export async function startGatewayOnDouble(options: { double?: ProtocolDoubleOptions; config?: ConfigPatch } = {}): Promise<GatewayOnDouble> {
   const double = await ProtocolDouble.start(options.double);
   const receiver = await startReceiver();
@@ -62,7 +67,8 @@ export async function startGatewayOnDouble(options: { double?: ProtocolDoubleOpt
       sending: { minIntervalMs: 0, jitterMs: 0 },
       plans: { initialCredits: 1000 },
       ...options.config,
-      baileys: { ...FAST_BAILEYS, logLevel: debug ? 'debug' : 'warn', ...options.config?.baileys, webSocketUrl: double.url },
+      // DOUBLE_SESSION_THREADS=N: the daemon runs its sessions on N threads (to try a suite that way).
+      baileys: { ...FAST_BAILEYS, logLevel: debug ? 'debug' : 'warn', ...threadsFromEnv(), ...options.config?.baileys, webSocketUrl: double.url },
       ...(debug ? { logLevel: 'debug' as const } : {}),
     });
     const env = { ...childPreloadEnv(), ...mediaTrustEnv(double.media.hostname) };

@@ -3,12 +3,20 @@ import { rm } from 'node:fs/promises';
 import { pino } from 'pino';
 import type { ConnectionObservation } from '../../src/connection/manager.js';
 import { createBaileysConnectionFactory } from '../../src/connection/baileys/connection.js';
+import { createThreadedConnectionFactory } from '../../src/connection/threads/session-threads.js';
+
+type ThreadedFactory = ReturnType<typeof createThreadedConnectionFactory>;
 import type { DaemonOptions } from '../../src/daemon/boot.js';
 import { prepareDataDir, startTestDaemon, tempDir, waitFor, type ApiResponse, type ConfigPatch, type TestDaemon } from '../helpers/daemon.js';
 import { ProtocolDouble, type ProtocolDoubleOptions } from './server.js';
 
-/** preload.ts, for session threads (a thread has its own Baileys to patch). */
-const PRELOAD_URL = new URL('./preload.ts', import.meta.url).href;
+/**
+ * What a session thread imports first (it has its own Baileys and fetch to patch): the double's
+ * certificate, and its media host as WhatsApp's CDN (preload-child.mjs).
+ */
+function threadPreload(double: ProtocolDouble): string {
+  return `${new URL('./preload-child.mjs', import.meta.url).href}?media=${encodeURIComponent(double.media.hostname)}`;
+}
 
 /**
  * A real in-process daemon whose non-sandbox instances use real Baileys sockets pointed at a
@@ -20,6 +28,8 @@ export interface DoubleDaemon {
   secret: string;
   /** The running daemon (replaced by restart()). */
   d: TestDaemon;
+  /** With `threads`: the running daemon's session threads (replaced by restart()). */
+  sessionThreads: ThreadedFactory | null;
   /** Status changes per instance, as the daemon's connection manager reported them. */
   observed: Map<string, ConnectionObservation[]>;
   createInstance(): Promise<{ id: string; key: string }>;
@@ -49,15 +59,23 @@ export async function startDoubleDaemon(given: { double?: ProtocolDoubleOptions;
   const secret = await prepareDataDir(dataDir, {
     webhooks: { allowPrivateTargets: true },
     ...options.config,
-    baileys: { ...FAST_BAILEYS, logLevel: 'silent', ...options.config?.baileys, webSocketUrl: double.url, ...(options.threads ? { sessionThreads: options.threads } : {}) },
+    baileys: { ...FAST_BAILEYS, logLevel: 'silent', ...options.config?.baileys, webSocketUrl: double.url },
   });
   const observed = new Map<string, ConnectionObservation[]>();
   // The daemon's own logger is silent in tests; PROTOCOL_DOUBLE_DEBUG=1 shows Baileys' too.
   const debug = process.env.PROTOCOL_DOUBLE_DEBUG === '1';
   const factory: DaemonOptions['whatsapp'] = (options) =>
     createBaileysConnectionFactory(debug ? { ...options, logger: pino({ level: 'debug' }), settings: { ...options.settings, logLevel: 'debug' } } : options);
+  // Sessions on threads: the daemon's own factory for them, kept so a test can stop a thread.
+  const threaded =
+    (threads: number): NonNullable<DaemonOptions['whatsapp']> =>
+    (o) => {
+      const made = createThreadedConnectionFactory(o, { threads, preloads: [threadPreload(double)] });
+      self.sessionThreads = made;
+      return made;
+    };
   const start = async (): Promise<TestDaemon> => {
-    const d = await startTestDaemon({ dataDir, ...(options.threads ? { sessionThreadPreloads: [PRELOAD_URL] } : { whatsapp: factory }) });
+    const d = await startTestDaemon({ dataDir, whatsapp: options.threads ? threaded(options.threads) : factory });
     for (const id of observed.keys()) follow(d, id);
     return d;
   };
@@ -71,7 +89,8 @@ export async function startDoubleDaemon(given: { double?: ProtocolDoubleOptions;
     double,
     dataDir,
     secret,
-    d: await start(),
+    d: null as unknown as TestDaemon,
+    sessionThreads: null,
     observed,
     async createInstance() {
       const res = await self.d.request('POST', '/api/instances/create', { secret, json: { sandbox: false } });
@@ -129,5 +148,6 @@ export async function startDoubleDaemon(given: { double?: ProtocolDoubleOptions;
       }
     },
   };
+  self.d = await start();
   return self;
 }

@@ -11,4 +11,7 @@ import { installCdn } from './cdn.mjs';
 const root = JSON.parse(readFileSync(new URL('./root-key.json', import.meta.url), 'utf8'));
 WA_CERT_DETAILS.PUBLIC_KEY = Buffer.from(root.public, 'hex');
 WA_CERT_DETAILS.SERIAL = root.serial;
-if (process.env.PROTOCOL_DOUBLE_MEDIA_HOST) await installCdn(process.env.PROTOCOL_DOUBLE_MEDIA_HOST);
+// Or `?media=host:port` on this module's URL: a daemon's session threads import it so (each thread
+// has its own fetch to redirect, and several in-process daemons each their own double).
+const mediaHost = new URL(import.meta.url).searchParams.get('media') ?? process.env.PROTOCOL_DOUBLE_MEDIA_HOST;
+if (mediaHost) await installCdn(mediaHost);

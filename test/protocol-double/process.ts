@@ -122,6 +122,11 @@ export class DoubleProcess {
       child.once('message', (m: { ready?: { url: string; mediaHost: string }; error?: string }) => (m.ready ? resolve(m.ready) : reject(new Error(`double process: ${m.error}`))));
       child.once('exit', (code) => reject(new Error(`the double process exited during start (${code})`)));
     });
+    // DOUBLE_NICE=n: the double's threads run at nice n (it stands in for WhatsApp's servers, which
+    // do not share the daemon's cores in production; on the bench's 2 cores it otherwise takes the
+    // daemon's CPU whenever it is busy).
+    const nice = Number(process.env.DOUBLE_NICE ?? 0);
+    if (nice > 0 && child.pid !== undefined) await renice(child.pid, nice);
     return new DoubleProcess(child, ready.url, ready.mediaHost);
   }
 
@@ -239,4 +244,17 @@ if (process.send && process.argv[1] && import.meta.url === pathToFileURL(process
     process.send!({ error: err instanceof Error ? err.stack : String(err) });
     process.exit(1);
   });
+}
+
+/** Every thread of process `pid` at nice `nice` (Linux: a nice value is a thread's; threads made later inherit their maker's). */
+async function renice(pid: number, nice: number): Promise<void> {
+  const { readdir } = await import('node:fs/promises');
+  const { setPriority } = await import('node:os');
+  for (const tid of await readdir(`/proc/${pid}/task`).catch(() => [] as string[])) {
+    try {
+      setPriority(Number(tid), nice);
+    } catch {
+      // a thread that ended meanwhile
+    }
+  }
 }

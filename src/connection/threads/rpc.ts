@@ -1,3 +1,4 @@
+import { types } from 'node:util';
 import { GatewayError, isErrorCode } from '../../domain/errors.js';
 
 /**
@@ -41,8 +42,20 @@ export function toWireError(err: unknown): WireError {
       ...(err.publicMessage !== undefined ? { publicMessage: err.publicMessage } : {}),
     };
   }
-  if (err instanceof Error) return { name: err.name, message: err.message };
-  return { name: 'Error', message: String(err) };
+  const e = asError(err);
+  return { name: e.name, message: e.message };
+}
+
+/** A plain Error for what was thrown (postMessage throws a DOMException, not a native Error). */
+function asError(err: unknown): Error {
+  if (types.isNativeError(err)) return err;
+  if (typeof err === 'object' && err !== null && typeof (err as { message?: unknown }).message === 'string') {
+    const e = new Error((err as { message: string }).message);
+    const name = (err as { name?: unknown }).name;
+    if (typeof name === 'string') e.name = name;
+    return e;
+  }
+  return new Error(String(err));
 }
 
 export function fromWireError(wire: WireError): Error {
@@ -79,17 +92,18 @@ export class Endpoint {
     return this;
   }
 
-  call<T>(method: string, args: unknown[]): Promise<T> {
+  /** `transfer`: ArrayBuffers among the arguments to move to the other side instead of copying (they are unusable here after). */
+  call<T>(method: string, args: unknown[], transfer: readonly ArrayBuffer[] = []): Promise<T> {
     if (this.closedWith) return Promise.reject(this.closedWith);
     const id = this.nextId++;
     return new Promise<T>((resolve, reject) => {
       this.pending.set(id, { resolve: resolve as (value: unknown) => void, reject });
       try {
-        this.port.postMessage({ k: 'call', id, m: method, a: args });
+        this.port.postMessage({ k: 'call', id, m: method, a: args }, transfer);
       } catch (err) {
         // Arguments that cannot be cloned (a function): the caller's mistake, said to the caller.
         this.pending.delete(id);
-        reject(err instanceof Error ? err : new Error(String(err)));
+        reject(asError(err));
       }
     });
   }

@@ -4,8 +4,9 @@ import { startWorker } from '../../domain/worker-thread.js';
 import { GatewayError, errorMessage } from '../../domain/errors.js';
 import type { InstanceRecord } from '../../schemas/instance.js';
 import type { BaileysOptions, ConnectSettings } from '../baileys/options.js';
+import type { AuthSnapshot } from '../../storage/ports/auth-state.js';
 import { LoginGate } from '../baileys/login-gate.js';
-import type { ConnectionFactory, ConnectionHooks, InboundMedia, StatusChange } from '../types.js';
+import type { ConnectionFactory, ConnectionHooks, InboundMedia, SessionThreadStats, StatusChange } from '../types.js';
 import { Endpoint, type WireMessage } from './rpc.js';
 import { isHookCall, type ConnectionCall } from './calls.js';
 import { RemoteConnection, type Placement } from './remote-connection.js';
@@ -34,21 +35,32 @@ import type { CallAnswer, RemoteMedia, RemoteState, SessionThreadData, WireSnaps
  * MAX_CRASHES times within CRASH_WINDOW_MS (then they give up, and `start` brings each back).
  */
 const MAX_CRASHES = 3;
+/**
+ * Session threads run at a lower priority than the daemon's thread (nice 0 + this): on a busy
+ * host the API's requests, the stores' writes and the webhooks go first (see README, Performance).
+ */
+export const SESSION_THREAD_NICE = 5;
 const CRASH_WINDOW_MS = 60_000;
 
 export interface SessionThreadOptions {
   /** How many threads (sessions are spread over them, each new one on the least loaded). */
   threads: number;
+  /** The threads' nice value above the daemon's (default SESSION_THREAD_NICE). */
+  nice?: number;
   /** Modules each thread imports before Baileys, besides the daemon's own `--import` preloads (a test's protocol-double preload). */
   preloads?: readonly string[];
 }
 
 /** A factory of connections that run on session threads; `close()` ends the threads (after every connection stopped). */
-export function createThreadedConnectionFactory(options: BaileysOptions, threads: SessionThreadOptions): ConnectionFactory {
+export function createThreadedConnectionFactory(options: BaileysOptions, threads: SessionThreadOptions): ConnectionFactory & { stopThread(index: number): Promise<void> } {
   const pool = new SessionThreads(options, threads);
   const factory: ConnectionFactory = (record, hooks) => pool.connection(record, hooks);
   factory.close = () => pool.close();
-  return factory;
+  factory.threads = () => pool.stats();
+  return Object.assign(factory, {
+    /** Ends thread `index` as a crash would (its connections move to a new one): for tests and diagnosis. */
+    stopThread: (index: number) => pool.stopThread(index),
+  });
 }
 
 interface Thread {
@@ -70,6 +82,7 @@ class SessionThreads {
   private nextPlace = 1;
   private closing = false;
   private crashes: number[] = [];
+  private replaced = 0;
   /** A connection the daemon no longer holds is forgotten by its thread too. */
   private readonly dropped = new FinalizationRegistry<{ thread: Thread; handle: number }>(({ thread, handle }) => {
     thread.connections.delete(handle);
@@ -94,6 +107,16 @@ class SessionThreads {
     made = new RemoteConnection(record.id, record, hooks, placement.placement);
     this.adopt(made, thread, placement.handle);
     return made;
+  }
+
+  stats(): SessionThreadStats {
+    return { running: this.threads.filter((t) => t.alive).length, replaced: this.replaced, connections: this.threads.map((t) => t.connections.size) };
+  }
+
+  async stopThread(index: number): Promise<void> {
+    const thread = this.threads[index];
+    if (!thread) throw new RangeError(`no session thread ${index}`);
+    await thread.worker.terminate();
   }
 
   async close(): Promise<void> {
@@ -140,6 +163,7 @@ class SessionThreads {
     const data: SessionThreadData = {
       preloads: [...daemonPreloads(), ...(this.config.preloads ?? [])],
       logLevel: this.options.logger.level,
+      nice: this.config.nice ?? SESSION_THREAD_NICE,
       settings: this.options.settings,
       ...(this.options.authDebounceMs !== undefined ? { authDebounceMs: this.options.authDebounceMs } : {}),
       ...(this.options.pairingTimeoutMs !== undefined ? { pairingTimeoutMs: this.options.pairingTimeoutMs } : {}),
@@ -195,9 +219,7 @@ class SessionThreads {
         }
       })
       .on('auth.read', (id: string) => auth.read(id))
-      .on('auth.write', (id: string, snapshot: WireSnapshot, options: { epoch?: number }) =>
-        auth.write(id, { creds: snapshot.creds, paired: snapshot.paired, tables: snapshot.tables.map((t) => ({ type: t.type, changed: t.changed, json: () => t.json })) }, options),
-      )
+      .on('auth.write', (id: string, snapshot: WireSnapshot, options: { epoch?: number }) => auth.write(id, fromWire(snapshot), options))
       .on('auth.remove', (id: string) => auth.remove(id))
       .on('auth.isPaired', (id: string) => auth.isPaired(id))
       .on('settings', async (id: string): Promise<ConnectSettings> => (await this.options.connectSettings?.(id)) ?? { proxy: null, syncFullHistory: false, alwaysOnline: false })
@@ -241,6 +263,7 @@ class SessionThreads {
     const restart = this.crashes.length <= MAX_CRASHES;
     this.log.error({ thread: thread.index, code, connections: thread.connections.size, restart }, restart ? 'a session thread stopped; a new one takes its connections' : 'session threads keep stopping; their connections wait for a start');
     const replacement = this.spawn(thread.index);
+    this.replaced += 1;
     this.threads[this.threads.indexOf(thread)] = replacement;
     for (const ref of thread.connections.values()) {
       const c = ref.deref();
@@ -266,4 +289,18 @@ function guard(log: Logger, instanceId: string, name: string, run: () => void): 
 function streamOf(logger: Logger): DestinationStream | null {
   const stream = (logger as unknown as Record<symbol, unknown>)[pino.symbols.streamSym];
   return stream && typeof (stream as DestinationStream).write === 'function' ? (stream as DestinationStream) : null;
+}
+
+const decoder = new TextDecoder();
+
+/** A snapshot from a session thread: its tables' bytes as they came, their text only if an engine asks. */
+function fromWire(snapshot: WireSnapshot): AuthSnapshot {
+  return {
+    creds: snapshot.creds,
+    paired: snapshot.paired,
+    tables: snapshot.tables.map((t) => {
+      let text: string | null = null;
+      return { type: t.type, changed: t.changed, bytes: () => t.bytes, json: () => (text ??= decoder.decode(t.bytes)) };
+    }),
+  };
 }

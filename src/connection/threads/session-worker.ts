@@ -4,6 +4,7 @@
  * asked across the port: the credentials store, the login gate, each instance's settings at connect,
  * and the hooks that store and publish what arrives. Log lines go to the daemon's log.
  */
+import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { pino } from 'pino';
 import { logOptions } from '../../domain/log-options.js';
@@ -25,11 +26,24 @@ if (!port) throw new Error('session-worker.ts runs as a worker thread');
 const data = workerData as SessionThreadData;
 const daemon = new Endpoint(port);
 
+// Below the daemon's own thread: when the cores are short, the API, the stores and the webhooks run
+// first and the sessions wait (a thread's nice value; on Linux setpriority(0) is the calling
+// thread's alone). Where the system refuses, the thread runs at the daemon's priority.
+if (data.nice > 0) {
+  try {
+    setPriority(data.nice);
+  } catch {
+    // Not permitted here (a container without CAP_SYS_NICE can still lower its own priority; other systems may not).
+  }
+}
+
 // The daemon's preloads first (in tests, the protocol double's certificate), then Baileys.
 for (const url of data.preloads) await import(url);
 const { createBaileysConnectionFactory } = await import('../baileys/connection.js');
 
 const logger = pino(logOptions(data.logLevel), { write: (line: string) => daemon.note('log', [line]) });
+
+const encoder = new TextEncoder();
 
 /** The credentials store of the daemon, asked across the port. */
 const auth: AuthStateRepository = {
@@ -41,9 +55,11 @@ const auth: AuthStateRepository = {
     return { creds: revive(stored.creds), keys };
   },
   write(instanceId, snapshot, options) {
-    // Each table's JSON now: the snapshot's json() is valid only until the first await.
-    const wire: WireSnapshot = { creds: snapshot.creds, paired: snapshot.paired, tables: snapshot.tables.map((t) => ({ type: t.type, changed: t.changed, json: t.json() })) };
-    return daemon.call<void>('auth.write', [instanceId, wire, options ?? {}]);
+    // Each table's JSON now (the snapshot's json() is valid only until the first await), as bytes
+    // of their own that move to the daemon's thread.
+    const tables = snapshot.tables.map((t) => ({ type: t.type, changed: t.changed, bytes: encoder.encode(t.json()) }));
+    const wire: WireSnapshot = { creds: snapshot.creds, paired: snapshot.paired, tables };
+    return daemon.call<void>('auth.write', [instanceId, wire, options ?? {}], tables.map((t) => t.bytes.buffer as ArrayBuffer));
   },
   remove: (instanceId) => daemon.call<void>('auth.remove', [instanceId]),
   isPaired: (instanceId) => daemon.call<boolean>('auth.isPaired', [instanceId]),

@@ -12,6 +12,8 @@ export interface SessionThreadData {
   /** Quiet period before credentials are written (BaileysOptions.authDebounceMs). */
   authDebounceMs?: number;
   pairingTimeoutMs?: number;
+  /** The thread's nice value, above the daemon's own (0: the same priority). */
+  nice: number;
 }
 
 /** A connection's readable state, sent along with everything the thread says about it. */
@@ -30,11 +32,14 @@ export interface RemoteMedia {
   kind?: InboundMediaKind;
 }
 
-/** An AuthSnapshot across threads: each table's JSON made in the session thread. */
+/**
+ * An AuthSnapshot across threads: each table's JSON made in the session thread, as UTF-8 bytes moved
+ * (not copied) to the daemon's thread, where an engine that writes bytes never makes them a string.
+ */
 export interface WireSnapshot {
   creds: string;
   paired: boolean;
-  tables: Array<{ type: string; changed: boolean; json: string }>;
+  tables: Array<{ type: string; changed: boolean; bytes: Uint8Array }>;
 }
 
 /** The answer to a call on a connection: its value, and the state right after. */

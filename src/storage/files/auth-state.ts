@@ -73,9 +73,7 @@ export class FileAuthStates implements AuthStateRepository {
   }
 
   async write(instanceId: string, snapshot: AuthSnapshot): Promise<void> {
-    const tables: string[] = [];
-    for (const t of snapshot.tables) tables.push(`${JSON.stringify(t.type)}:${t.json()}`);
-    const data = `{"format":${FORMAT},"paired":${snapshot.paired},"creds":${snapshot.creds},"keys":{${tables.join(',')}}}`;
+    const data = encodeSnapshot(snapshot);
     try {
       await ensureDir(this.dir);
       await writeFileAtomic(this.file(instanceId), data, { guard: this.guard });
@@ -136,4 +134,25 @@ export class FileAuthStates implements AuthStateRepository {
   async isPaired(instanceId: string): Promise<boolean> {
     return readPairedSync(this.file(instanceId)) || readPairedSync(this.legacySandboxFile(instanceId));
   }
+}
+
+/**
+ * The file's text: `{"format":…,"paired":…,"creds":…,"keys":{"<type>":<table>,…}}`. Tables given as
+ * bytes (from a session thread) are joined as bytes, outside the JS heap: a string of the whole
+ * state (hundreds of KB a write while a phone pairs) would be garbage for the daemon's collector.
+ */
+function encodeSnapshot(snapshot: AuthSnapshot): string | Uint8Array {
+  const head = `{"format":${FORMAT},"paired":${snapshot.paired},"creds":${snapshot.creds},"keys":{`;
+  if (!snapshot.tables.every((t) => t.bytes)) {
+    const tables: string[] = [];
+    for (const t of snapshot.tables) tables.push(`${JSON.stringify(t.type)}:${t.json()}`);
+    return `${head}${tables.join(',')}}}`;
+  }
+  const parts: Uint8Array[] = [Buffer.from(head)];
+  snapshot.tables.forEach((t, i) => {
+    parts.push(Buffer.from(`${i > 0 ? ',' : ''}${JSON.stringify(t.type)}:`));
+    parts.push(t.bytes!());
+  });
+  parts.push(Buffer.from('}}'));
+  return Buffer.concat(parts);
 }

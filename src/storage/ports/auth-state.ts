@@ -10,9 +10,22 @@ export interface AuthSnapshot {
    * Every key table, by type: `json()` gives its JSON (called only for what the engine writes),
    * `changed` whether it changed since the last write that succeeded.
    */
-  tables: ReadonlyArray<{ type: string; changed: boolean; json(): string }>;
+  tables: ReadonlyArray<AuthTable>;
   /** Whether the creds hold a linked account (a phone is paired). */
   paired: boolean;
+}
+
+/** One key table of a snapshot. */
+export interface AuthTable {
+  type: string;
+  changed: boolean;
+  json(): string;
+  /**
+   * The same JSON as UTF-8 bytes, when the writer holds it so: a session thread hands its tables
+   * over as bytes (moved, not copied, between threads), and an engine that writes bytes never makes
+   * them a string on the daemon's thread (connection/threads/session-threads.ts).
+   */
+  bytes?(): Uint8Array;
 }
 
 /**
