@@ -99,7 +99,7 @@ export const ConfigSchema = Type.Object(
         logLevel: LogLevel('warn', "Baileys' own log level."),
         maxConcurrentConnects: int(1, 8, 'Connections opened at once at start-up (a restart never storms WhatsApp).', 1000),
         maxConcurrentLogins: int(1, 16, 'WhatsApp logins in flight at once, all instances together, at start-up and on every reconnect (a dropped network never becomes a storm of handshakes).', 1000),
-        sessionThreads: int(0, 0, "Threads the daemon runs its WhatsApp sessions on, each collecting its own heap so that pairing and syncing accounts never stall the API (0: on the daemon's own thread; see README, Performance).", 16),
+        sessionThreads: int(0, 2, "Threads the daemon runs its WhatsApp sessions on, each with a heap of its own and below the daemon's priority, so that pairing and syncing accounts never stall the API, the stores and the webhooks (0: on the daemon's own thread, as before 2026-12-01).", 16),
       },
       'The WhatsApp connection.',
     ),

@@ -122,7 +122,12 @@ export async function request(base: string, method: string, path: string, option
 /** A real daemon on an ephemeral port with its own data dir; always close() it. */
 export async function startTestDaemon(options: TestDaemonOptions = {}): Promise<TestDaemon> {
   const dataDir = options.dataDir ?? (await tempDir());
-  const secret = options.dataDir ? '' : await prepareDataDir(dataDir, { webhooks: { allowPrivateTargets: true }, ...options.config });
+  // In-process daemons keep their sessions on their own thread unless a test asks for session
+  // threads: a thread started from source transpiles the sources again under tsx (seconds of CPU a
+  // daemon on a loaded CI machine). The built daemon of the e2e tests runs the default (threads).
+  const secret = options.dataDir
+    ? ''
+    : await prepareDataDir(dataDir, { webhooks: { allowPrivateTargets: true }, ...options.config, baileys: { sessionThreads: 0, ...options.config?.baileys } });
   const daemon = await startDaemon({
     dataDir,
     port: 0,

@@ -10,7 +10,7 @@ import { RemoteConnection } from '../../src/connection/threads/remote-connection
 // stored (no new pairing), the other thread's session is untouched, and both send afterwards.
 
 test('a session thread that stops is replaced: its session is reported disconnected, logs in again without a new pairing, and sends; the other is untouched', async (t) => {
-  const h = await startDoubleDaemon({ threads: 2 });
+  const h = await startDoubleDaemon({ threads: 2, config: { plans: { initialCredits: 100 } } });
   t.teardown(() => h.close());
   const a = await h.pairedInstance();
   const b = await h.pairedInstance();

@@ -108,9 +108,9 @@ export class DoubleProcess {
 
   /**
    * Forks this file under tsx with the double's options. `maxOldSpaceMb` raises the child's heap
-   * limit: five thousand realistic accounts hold more than V8's default.
+   * limit: five thousand realistic accounts hold more than V8's default. `nice`: see below.
    */
-  static async start(options: DoubleProcessOptions = {}, { maxOldSpaceMb = 8192 }: { maxOldSpaceMb?: number } = {}): Promise<DoubleProcess> {
+  static async start(options: DoubleProcessOptions = {}, { maxOldSpaceMb = 8192, nice = Number(process.env.DOUBLE_NICE ?? 0) }: { maxOldSpaceMb?: number; nice?: number } = {}): Promise<DoubleProcess> {
     const child = fork(THIS_FILE, [JSON.stringify(options)], {
       // DOUBLE_NODE_ARGS: more node flags for the double alone (to profile it: a preload, --cpu-prof).
       execArgv: ['--import=tsx', `--max-old-space-size=${maxOldSpaceMb}`, ...(process.env.DOUBLE_NODE_ARGS ? process.env.DOUBLE_NODE_ARGS.split(' ') : [])],
@@ -122,10 +122,9 @@ export class DoubleProcess {
       child.once('message', (m: { ready?: { url: string; mediaHost: string }; error?: string }) => (m.ready ? resolve(m.ready) : reject(new Error(`double process: ${m.error}`))));
       child.once('exit', (code) => reject(new Error(`the double process exited during start (${code})`)));
     });
-    // DOUBLE_NICE=n: the double's threads run at nice n (it stands in for WhatsApp's servers, which
-    // do not share the daemon's cores in production; on the bench's 2 cores it otherwise takes the
-    // daemon's CPU whenever it is busy).
-    const nice = Number(process.env.DOUBLE_NICE ?? 0);
+    // `nice` (or DOUBLE_NICE): the double's threads run at that nice value (it stands in for
+    // WhatsApp's servers, which do not share the daemon's cores in production; on the bench's 2
+    // cores it otherwise takes the daemon's CPU whenever it is busy).
     if (nice > 0 && child.pid !== undefined) await renice(child.pid, nice);
     return new DoubleProcess(child, ready.url, ready.mediaHost);
   }
