@@ -15,7 +15,7 @@ import { request, waitFor } from '../helpers/daemon.js';
 let gw: GatewayOnDouble;
 
 test.before(async () => {
-  gw = await startGatewayOnDouble({ double: { assumedPreKeys: 0 }, config: { baileys: { sessionThreads: 2 }, media: { maxBytes: 1024 * 1024 } } });
+  gw = await startGatewayOnDouble({ double: { assumedPreKeys: 0 }, config: { baileys: { sessionThreads: 2 }, media: { maxBytes: 1024 * 1024 }, logLevel: 'debug' } });
 });
 
 test.after.always(async () => {
@@ -69,10 +69,11 @@ test.serial("the session thread's log lines are the daemon's: JSON on its stdout
     .split('\n')
     .filter((l) => l.startsWith('{'))
     .map((l) => JSON.parse(l) as Record<string, unknown>);
-  const fromThread = lines.filter((l) => l.component === 'baileys-connection' || l.component === 'baileys');
-  // logLevel warn: the daemon's own lines are there; a session's appear when something is worth a warning.
-  t.true(lines.length > 0, 'the daemon logs JSON lines');
+  // The daemon at debug: each status change of the connection is a line the session thread wrote.
+  const fromThread = lines.filter((l) => l.component === 'baileys-connection');
+  t.true(fromThread.some((l) => l.msg === 'connection status changed' && l.to === 'connected'), 'the thread said it connected, in the daemon\'s log');
   for (const l of fromThread) t.is(l.instanceId, gw.id);
+  t.true(fromThread.every((l) => l.pid === gw.daemon.child.pid || l.pid === undefined), 'written as the daemon (its pid)');
   t.false(gw.output().includes(gw.key), 'the instance key never appears in the log');
 });
 

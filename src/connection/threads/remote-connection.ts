@@ -42,10 +42,6 @@ export class RemoteConnection implements Connection {
     return this.state.reason;
   }
 
-  get wanted(): boolean {
-    return this.wantedFlag;
-  }
-
   /** What the thread says the connection's state is now. */
   mirror(state: RemoteState | null): void {
     if (state) this.state = state;
