@@ -159,9 +159,12 @@ export async function createDaemon(parts: DaemonParts): Promise<Daemon> {
       // The daemon's sessions on threads of their own (connection/threads/); the CLI's one-off pairing stays on its own thread.
       const threads = mode === 'daemon' ? config.baileys.sessionThreads : 0;
       if (threads > 0) {
-        const { createThreadedConnectionFactory } = await import('../connection/threads/session-threads.js');
+        const { createThreadedConnectionFactory, SESSION_THREAD_NICE } = await import('../connection/threads/session-threads.js');
         const factory = createThreadedConnectionFactory(options, { threads, ...(parts.sessionThreadPreloads ? { preloads: parts.sessionThreadPreloads } : {}) });
         sessionThreads = factory.threads ?? null;
+        // V8's helper threads now work mostly for the session threads' heaps: at their priority too.
+        const { lowerNodeHelperThreads } = await import('../connection/threads/helper-threads.js');
+        logger.debug({ threads: lowerNodeHelperThreads(SESSION_THREAD_NICE), nice: SESSION_THREAD_NICE }, "Node's helper threads set below the daemon's priority");
         return factory;
       }
       const { createBaileysConnectionFactory } = await import('../connection/baileys/connection.js');

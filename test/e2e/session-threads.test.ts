@@ -2,6 +2,9 @@ import test from 'ava';
 import { startGatewayOnDouble, type GatewayOnDouble } from '../protocol-double/child.js';
 import { randomPng } from '../protocol-double/fixtures.js';
 import { request, waitFor } from '../helpers/daemon.js';
+import { readFileSync, readdirSync } from 'node:fs';
+import { nodeHelperThreads } from '../../src/connection/threads/helper-threads.js';
+import { SESSION_THREAD_NICE } from '../../src/connection/threads/session-threads.js';
 
 // Rule (issue "Performance, round 2", item 3: no stall while phones pair): with
 // `baileys.sessionThreads` the BUILT daemon (bin/gateway, a child process) runs its Baileys sessions
@@ -26,6 +29,11 @@ test.afterEach.always((t) => {
   if (gw.double.errors.length > 0) t.log(gw.double.errors);
   if (!t.passed) t.log(gw.output().slice(-6000));
 });
+
+/** A thread's nice value (field 19 of /proc/<pid>/task/<tid>/stat; the name in field 2 has no spaces here). */
+function niceOf(pid: number, tid: number): number {
+  return Number(readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8').split(') ')[1]!.split(' ')[16]);
+}
 
 async function metric(name: string): Promise<number> {
   const text = await (await fetch(`${gw.daemon.url}/metrics`)).text();
@@ -92,4 +100,19 @@ test.serial('kill -9 and a restart: the credentials made in the session thread w
   const status = await request(gw.daemon.url, 'GET', `/api/${gw.id}/status`, { key: gw.key });
   t.is(status.body.status, 'connected');
   await waitFor(() => gw.double.errors.length === 0, 1000, 'no double errors');
+});
+
+// Rule (issue 26, item 3: `pairing_loop_lag_ms`): below the daemon's thread run the session threads
+// and, on Linux, V8's helper threads (the platform workers that do the session heaps' concurrent and
+// parallel collection); the daemon's own thread keeps its priority. Fails when the helpers are not
+// found (a Node that made them differently) or not lowered.
+test.serial("the session threads and V8's helper threads run below the daemon's thread (Linux)", (t) => {
+  if (process.platform !== 'linux') return t.pass('Linux only: /proc and per-thread priorities');
+  const pid = gw.daemon.child.pid!;
+  t.is(niceOf(pid, pid), 0, "the daemon's thread keeps its priority");
+  const helpers = nodeHelperThreads(pid);
+  t.true(helpers.length >= 4, `V8's platform workers found (${helpers.length} threads blocking SIGUSR1)`);
+  for (const tid of helpers) t.is(niceOf(pid, tid), SESSION_THREAD_NICE, `helper thread ${tid}`);
+  const lowered = readdirSync(`/proc/${pid}/task`).map(Number).filter((tid) => tid !== pid && !helpers.includes(tid) && niceOf(pid, tid) === SESSION_THREAD_NICE);
+  t.true(lowered.length >= 2, `the two session threads (and what they start) at nice ${SESSION_THREAD_NICE}: ${lowered.length}`);
 });

@@ -21,5 +21,8 @@ export const CHILD_PRELOAD_PATH = fileURLToPath(new URL('./preload-child.mjs', i
  */
 export function childPreloadEnv(base: string | undefined = process.env.NODE_OPTIONS): Record<string, string> {
   const imports = `--import=${pathToFileURL(CHILD_PRELOAD_PATH).href}`;
-  return { NODE_OPTIONS: base ? `${base} ${imports}` : imports };
+  // An ES module preload makes Node start libuv's thread pool before bin/gateway's first line, so
+  // the launcher's UV_THREADPOOL_SIZE comes too late: given here, the daemon runs the pool it runs
+  // in production (test/e2e/thread-pool.test.ts).
+  return { NODE_OPTIONS: base ? `${base} ${imports}` : imports, UV_THREADPOOL_SIZE: process.env.UV_THREADPOOL_SIZE ?? '16' };
 }

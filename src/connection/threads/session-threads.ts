@@ -39,7 +39,7 @@ const MAX_CRASHES = 3;
  * Session threads run at a lower priority than the daemon's thread (nice 0 + this): on a busy
  * host the API's requests, the stores' writes and the webhooks go first (see README, Performance).
  */
-export const SESSION_THREAD_NICE = 5;
+export const SESSION_THREAD_NICE = 10;
 const CRASH_WINDOW_MS = 60_000;
 
 export interface SessionThreadOptions {
