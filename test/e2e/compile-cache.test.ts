@@ -22,6 +22,7 @@ async function install(): Promise<string> {
   await mkdir(join(dir, 'bin'));
   await mkdir(join(dir, 'dist'));
   await copyFile(join(ROOT, 'bin/gateway'), join(dir, 'bin/gateway'));
+  await copyFile(join(ROOT, 'bin/package.json'), join(dir, 'bin/package.json'));
   await symlink(join(ROOT, 'dist/bundle'), join(dir, 'dist/bundle'));
   await symlink(join(ROOT, 'package.json'), join(dir, 'package.json'));
   await symlink(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
