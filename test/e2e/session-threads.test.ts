@@ -5,6 +5,7 @@ import { request, waitFor } from '../helpers/daemon.js';
 import { readFileSync, readdirSync } from 'node:fs';
 import { nodeHelperThreads } from '../../src/connection/threads/helper-threads.js';
 import { SESSION_THREAD_NICE } from '../../src/connection/threads/session-threads.js';
+import { linuxSerialTest } from '../helpers/linux.js';
 
 // Rule (issue "Performance, round 2", item 3: no stall while phones pair): with
 // `baileys.sessionThreads` the BUILT daemon (bin/gateway, a child process) runs its Baileys sessions
@@ -106,8 +107,7 @@ test.serial('kill -9 and a restart: the credentials made in the session thread w
 // and, on Linux, V8's helper threads (the platform workers that do the session heaps' concurrent and
 // parallel collection); the daemon's own thread keeps its priority. Fails when the helpers are not
 // found (a Node that made them differently) or not lowered.
-test.serial("the session threads and V8's helper threads run below the daemon's thread (Linux)", (t) => {
-  if (process.platform !== 'linux') return t.pass('Linux only: /proc and per-thread priorities');
+linuxSerialTest("the session threads and V8's helper threads run below the daemon's thread (Linux)", (t) => {
   const pid = gw.daemon.child.pid!;
   t.is(niceOf(pid, pid), 0, "the daemon's thread keeps its priority");
   const helpers = nodeHelperThreads(pid);

@@ -6,11 +6,11 @@
  * (checked with the old launcher). Counts the built daemon's threads with and without
  * UV_THREADPOOL_SIZE=4, nothing else different (no instance: no session thread). Linux only (/proc).
  */
-import test from 'ava';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { startChildDaemon } from '../helpers/child-daemon.js';
 import { tempDir } from '../helpers/daemon.js';
+import { linuxTest } from '../helpers/linux.js';
 
 async function threadsOfDaemon(env: Record<string, string>): Promise<number> {
   // No preload in NODE_OPTIONS: an ES module preload would start the pool before the launcher runs.
@@ -23,8 +23,7 @@ async function threadsOfDaemon(env: Record<string, string>): Promise<number> {
   }
 }
 
-test('the built daemon runs libuv with 16 threads unless UV_THREADPOOL_SIZE says otherwise', async (t) => {
-  if (process.platform !== 'linux') return t.pass('Linux only: counts /proc/<pid>/task');
+linuxTest('the built daemon runs libuv with 16 threads unless UV_THREADPOOL_SIZE says otherwise', async (t) => {
   const byDefault = await threadsOfDaemon({ UV_THREADPOOL_SIZE: '' });
   const four = await threadsOfDaemon({ UV_THREADPOOL_SIZE: '4' });
   t.is(byDefault - four, 12, `threads: ${byDefault} by default, ${four} with UV_THREADPOOL_SIZE=4`);

@@ -8,7 +8,7 @@ import { constants, setPriority } from 'node:os';
  * threads' collections (heaps of hundreds of MB, a marking of seconds while phones pair), yet they
  * ran at the daemon's priority: on two cores, at 400 pairings the daemon's thread waited on the
  * run queue as long as it ran, and its event loop stalled 101 to 119 ms; with them at the session
- * threads' nice, 93 (README, Performance, "Node's helper threads").
+ * threads' nice, 93 (README, Performance, "Who waits for a core").
  *
  * Found on Linux by their signal mask: Node blocks SIGUSR1 while it creates them (the inspector's
  * signal is for the main thread); the threads made later (libuv's pool, Workers and what they
